@@ -1,0 +1,228 @@
+//! Located diagnostics with stable codes, rendered rustc-style:
+//!
+//! ```text
+//! error[E0001]: expected `;`
+//!   --> policies/main.policy:3:19
+//!    |
+//!  3 | deny path write "x"
+//!    |                   ^ expected `;`
+//! ```
+
+use crate::ast::Span;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+/// One finding about a source file. `code` is stable across releases (documented in the book).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    pub label: String,
+    pub notes: Vec<(Span, String)>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            label: String::new(),
+            message,
+            span,
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+    pub fn warning(code: &'static str, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, span, message)
+        }
+    }
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+    pub fn with_note(mut self, span: Span, note: impl Into<String>) -> Self {
+        self.notes.push((span, note.into()));
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// A named source text with a line index, so locations are computed by binary search.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+/// 1-based line and column (column counted in characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LineCol {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        let text = text.into();
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    pub fn line_col(&self, offset: usize) -> LineCol {
+        let offset = offset.min(self.text.len());
+        let line = match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        };
+        let start = self.line_starts.get(line).copied().unwrap_or(0);
+        let col = self
+            .text
+            .get(start..offset)
+            .map(|s| s.chars().count())
+            .unwrap_or(0);
+        LineCol {
+            line: line + 1,
+            col: col + 1,
+        }
+    }
+
+    /// `name:line:col` of a byte offset.
+    pub fn location(&self, offset: usize) -> String {
+        let lc = self.line_col(offset);
+        format!("{}:{}:{}", self.name, lc.line, lc.col)
+    }
+
+    fn line_text(&self, line: usize) -> &str {
+        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
+        let end = self
+            .line_starts
+            .get(line)
+            .map(|e| e.saturating_sub(1))
+            .unwrap_or(self.text.len());
+        self.text
+            .get(start..end)
+            .unwrap_or("")
+            .trim_end_matches('\r')
+    }
+
+    /// Renders a diagnostic with a caret snippet.
+    pub fn render(&self, d: &Diagnostic) -> String {
+        let mut out = String::new();
+        let kind = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        out.push_str(&format!("{kind}[{}]: {}\n", d.code, d.message));
+        self.render_snippet(&mut out, d.span, &d.label, "-->");
+        for (span, note) in &d.notes {
+            self.render_snippet(&mut out, *span, note, ":::");
+        }
+        if let Some(help) = &d.help {
+            out.push_str(&format!("   = help: {help}\n"));
+        }
+        out
+    }
+
+    fn render_snippet(&self, out: &mut String, span: Span, label: &str, arrow: &str) {
+        let start = self.line_col(span.start);
+        out.push_str(&format!(
+            "  {arrow} {}:{}:{}\n",
+            self.name, start.line, start.col
+        ));
+        let line = self.line_text(start.line);
+        let gutter = start.line.to_string().len();
+        let pad = " ".repeat(gutter);
+        out.push_str(&format!(" {pad} |\n"));
+        out.push_str(&format!(" {} | {}\n", start.line, line.replace('\t', " ")));
+        let end = self.line_col(span.end.max(span.start));
+        let width = if end.line == start.line {
+            end.col.saturating_sub(start.col).max(1)
+        } else {
+            line.chars().count().saturating_sub(start.col - 1).max(1)
+        };
+        out.push_str(&format!(
+            " {pad} | {}{} {}\n",
+            " ".repeat(start.col - 1),
+            "^".repeat(width),
+            label
+        ));
+    }
+}
+
+/// Suggests the closest candidate when a name is misspelled ("did you mean").
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4) && *d < name.len().max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            let best = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = best;
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_is_one_based_and_counts_chars() {
+        let f = SourceFile::new("a.policy", "ab\nçd\n");
+        assert_eq!(f.line_col(0), LineCol { line: 1, col: 1 });
+        assert_eq!(f.line_col(3), LineCol { line: 2, col: 1 });
+        assert_eq!(f.line_col(5), LineCol { line: 2, col: 2 });
+    }
+
+    #[test]
+    fn render_points_at_the_span() {
+        let f = SourceFile::new("a.policy", "deny path write \"x\"\n");
+        let d = Diagnostic::error("E0001", Span::new(16, 19), "bad").with_label("here");
+        let r = f.render(&d);
+        assert!(r.contains("--> a.policy:1:17"), "{r}");
+        assert!(r.contains("                ^^^ here"), "{r}");
+    }
+
+    #[test]
+    fn suggestions_need_to_be_close() {
+        assert_eq!(did_you_mean("pth", ["path", "exec"]), Some("path"));
+        assert_eq!(did_you_mean("zzzz", ["path", "exec"]), None);
+    }
+}
