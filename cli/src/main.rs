@@ -1,1 +1,61 @@
-fn main(){}
+//! `contextos`: policy-as-code for AI coding agents.
+//!
+//! Exit codes (every command): 0 allow / clean, 1 deny / findings / failing tests,
+//! 2 could not verify (bad input, invalid policy, I/O error), 3 ask (`decide`, `explain`).
+
+mod commands;
+mod output;
+mod project;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "contextos", version, about = "Policy-as-code boundaries for AI coding agents")]
+struct Cli {
+    /// Project directory (default: the nearest ancestor with contextos.toml, .contextos or .git).
+    #[arg(long, global = true, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Parse and type-check all policies.
+    Check(commands::check::Args),
+    /// Format policy files canonically.
+    Fmt(commands::fmt::Args),
+    /// Run the policies' `test` blocks.
+    Test(commands::test::Args),
+    /// Decide a request: exit 0 allow, 1 deny, 3 ask.
+    Decide(commands::decide::Args),
+    /// Decide a request and show the full why / why-not trace.
+    Explain(commands::decide::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let ctx = commands::Context {
+        project: cli.project,
+        format: cli.format,
+    };
+    let code = match cli.command {
+        Command::Check(a) => commands::check::run(&ctx, &a),
+        Command::Fmt(a) => commands::fmt::run(&ctx, &a),
+        Command::Test(a) => commands::test::run(&ctx, &a),
+        Command::Decide(a) => commands::decide::run(&ctx, &a, false),
+        Command::Explain(a) => commands::decide::run(&ctx, &a, true),
+    };
+    ExitCode::from(code)
+}

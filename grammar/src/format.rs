@@ -1,1 +1,1 @@
-pub fn format_source(_s: &str) {}
+pub fn format_source(s: &str) -> Result<String, Vec<crate::Diagnostic>> { Ok(s.to_string()) }

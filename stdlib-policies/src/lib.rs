@@ -1,1 +1,9 @@
+//! The ContextOS standard library: policies written in the policy language itself and
+//! embedded in the binary, so `contextos` works with no configuration at all.
 
+/// `(name, source)` of every stdlib policy file, in load order.
+pub const FILES: &[(&str, &str)] = &[
+    ("stdlib/defaults.policy", include_str!("../policies/defaults.policy")),
+    ("stdlib/exec-baseline.policy", include_str!("../policies/exec-baseline.policy")),
+    ("stdlib/self-protection.policy", include_str!("../policies/self-protection.policy")),
+];

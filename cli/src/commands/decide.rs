@@ -1,0 +1,211 @@
+//! `contextos decide …` and `contextos explain …`: one request, one verdict.
+
+use super::{Context, EXIT_ASK, EXIT_FINDINGS, EXIT_OK};
+use crate::{output, Format};
+use contextos_engine::decision::{Decision, ShellDecision};
+use contextos_engine::{
+    CommitRequest, Effect, EvalOptions, PathOp, PluginRequest, Request, RequestKind, ShellOptions,
+};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Op {
+    Read,
+    Write,
+    Delete,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum What {
+    /// A file read, write or delete.
+    Path {
+        #[arg(long, value_enum)]
+        op: Op,
+        path: String,
+        #[arg(long)]
+        role: Option<String>,
+    },
+    /// A command, as argv after `--` or as a shell line with `--shell`.
+    Exec {
+        #[arg(long)]
+        role: Option<String>,
+        /// A shell command line, split into simple commands that are each decided.
+        #[arg(long, conflicts_with = "argv")]
+        shell: Option<String>,
+        /// Deny (instead of ask) what cannot be analysed.
+        #[arg(long)]
+        strict: bool,
+        #[arg(last = true, required_unless_present = "shell")]
+        argv: Vec<String>,
+    },
+    /// Loading a plugin pack.
+    Plugin {
+        name: String,
+        #[arg(long, default_value = "")]
+        source: String,
+        #[arg(long, default_value = "")]
+        version: String,
+        #[arg(long, default_value = "")]
+        digest: String,
+        /// Key id of an already verified signature.
+        #[arg(long)]
+        signer: Option<String>,
+        #[arg(long)]
+        role: Option<String>,
+    },
+    /// A change set touching FILES.
+    Commit {
+        files: Vec<String>,
+        /// Rule id of a scanner finding in the change (repeatable).
+        #[arg(long = "finding")]
+        findings: Vec<String>,
+        #[arg(long, default_value = "")]
+        message: String,
+        #[arg(long)]
+        role: Option<String>,
+    },
+}
+
+fn exit_for(v: Effect) -> u8 {
+    match v {
+        Effect::Allow => EXIT_OK,
+        Effect::Deny => EXIT_FINDINGS,
+        Effect::Ask => EXIT_ASK,
+    }
+}
+
+/// Quotes argv words so the shell splitter sees exactly these words; wrappers such as
+/// `sudo` or `sh -c` in argv form are then unwrapped like in shell form.
+fn shell_quote(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| {
+            if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c)) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
+    let (_out, set) = match ctx.load() {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let opts = EvalOptions { explain };
+    let single = |req: Request| set.decide(&req, opts);
+    match &args.what {
+        What::Exec {
+            role,
+            shell,
+            strict,
+            argv,
+        } => {
+            let line = shell.clone().unwrap_or_else(|| shell_quote(argv));
+            let d = set.decide_shell(&line, role.as_deref(), ShellOptions { strict: *strict, explain });
+            match ctx.format {
+                Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
+                Format::Text => print_shell(&d, explain),
+            }
+            exit_for(d.verdict)
+        }
+        other => {
+            let req = match other {
+                What::Path { op, path, role } => {
+                    let op = match op {
+                        Op::Read => PathOp::Read,
+                        Op::Write => PathOp::Write,
+                        Op::Delete => PathOp::Delete,
+                    };
+                    Request::path(op, path.clone()).with_role(role.clone())
+                }
+                What::Plugin { name, source, version, digest, signer, role } => Request::new(RequestKind::Plugin(PluginRequest {
+                    name: name.clone(),
+                    source: source.clone(),
+                    version: version.clone(),
+                    digest: digest.clone(),
+                    signer: signer.clone(),
+                }))
+                .with_role(role.clone()),
+                What::Commit { files, findings, message, role } => Request::new(RequestKind::Commit(CommitRequest {
+                    files: files.clone(),
+                    findings: findings.clone(),
+                    message: message.clone(),
+                }))
+                .with_role(role.clone()),
+                What::Exec { .. } => return ctx.fail("internal: exec handled above"),
+            };
+            let d = single(req);
+            match ctx.format {
+                Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
+                Format::Text => print_decision(&d, explain, ""),
+            }
+            exit_for(d.verdict)
+        }
+    }
+}
+
+fn subject(d: &Decision) -> String {
+    match &d.request.kind {
+        RequestKind::Path(p) => format!("path {} {}", p.op.as_str(), p.path),
+        RequestKind::Exec(e) => {
+            let mut s = format!("exec {}", shell_quote(&e.argv));
+            if !e.piped_from.is_empty() {
+                s.push_str(&format!("  (piped from {})", e.piped_from.join(", ")));
+            }
+            s
+        }
+        RequestKind::Plugin(p) => format!("plugin {} {}", p.name, p.version),
+        RequestKind::Commit(c) => format!("commit of {} file(s)", c.files.len()),
+    }
+}
+
+fn print_decision(d: &Decision, explain: bool, indent: &str) {
+    println!("{indent}{:<5} {}", d.verdict.as_str(), subject(d));
+    if let Some(r) = &d.rejection {
+        println!("{indent}  rejected [{}]: {}", r.code, r.message);
+    }
+    for h in &d.decided_by {
+        println!(
+            "{indent}  decided by {} ({}){}",
+            h.id,
+            h.origin,
+            h.because.as_ref().map(|b| format!(": {b}")).unwrap_or_default()
+        );
+    }
+    if d.default_applied {
+        println!("{indent}  no rule matched: the {} default is {}", d.domain, d.verdict);
+    }
+    for o in &d.obligations {
+        let entries: Vec<String> = o.entries.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        println!("{indent}  obligation: {} {{ {} }}", o.name, entries.join(", "));
+    }
+    for e in &d.errors {
+        println!("{indent}  error in {} ({}): {}", e.rule, e.resolved_as, e.message);
+    }
+    if explain {
+        for h in &d.overruled {
+            println!("{indent}  overruled: {} {} ({})", h.effect, h.id, h.origin);
+        }
+        for w in &d.why_not {
+            println!("{indent}  why not {} {} ({}): {}", w.rule.effect, w.rule.id, w.origin, w.clause);
+        }
+    }
+}
+
+fn print_shell(d: &ShellDecision, explain: bool) {
+    println!("{:<5} {}", d.verdict.as_str(), d.line);
+    if let Some(r) = &d.rejection {
+        println!("  cannot analyse [{}]: {}", r.code, r.message);
+    }
+    for p in &d.parts {
+        print_decision(p, explain, "  ");
+    }
+}

@@ -1,0 +1,87 @@
+//! `contextos fmt [--check] [FILES]`: canonical formatting of policy files.
+
+use super::{Context, EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
+use crate::{output, Format};
+use contextos_grammar::{format_source, SourceFile};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Report files that are not formatted instead of rewriting them (exit 1 if any).
+    #[arg(long)]
+    check: bool,
+    /// Files to format (default: the project's policy files).
+    files: Vec<PathBuf>,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> u8 {
+    let files: Vec<(String, PathBuf)> = if args.files.is_empty() {
+        let project = match ctx.project() {
+            Ok(p) => p,
+            Err(code) => return code,
+        };
+        match project.policy_files() {
+            Ok(f) => f,
+            Err(e) => return ctx.fail(&e.to_string()),
+        }
+    } else {
+        args.files.iter().map(|p| (p.display().to_string(), p.clone())).collect()
+    };
+    let mut changed = Vec::new();
+    let mut broken = false;
+    for (name, path) in &files {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return ctx.fail(&format!("cannot read {name}: {e}")),
+        };
+        match format_source(&text) {
+            Ok(formatted) if formatted == text => {}
+            Ok(formatted) => {
+                changed.push(name.clone());
+                if !args.check {
+                    // Write beside the file and rename, so a crash never leaves half a policy.
+                    let tmp = path.with_extension("policy.fmt-tmp");
+                    let written = std::fs::write(&tmp, formatted.as_bytes()).and_then(|()| std::fs::rename(&tmp, path));
+                    if let Err(e) = written {
+                        let _ = std::fs::remove_file(&tmp);
+                        return ctx.fail(&format!("cannot write {name}: {e}"));
+                    }
+                }
+            }
+            Err(diags) => {
+                broken = true;
+                if ctx.format == Format::Text {
+                    let f = SourceFile::new(name.clone(), text.clone());
+                    for d in &diags {
+                        eprint!("{}", f.render(d));
+                    }
+                }
+            }
+        }
+    }
+    match ctx.format {
+        Format::Json => output::print_json(serde_json::json!({
+            "check": args.check,
+            "files": files.len(),
+            "unformatted": if args.check { changed.clone() } else { Vec::new() },
+            "formatted": if args.check { Vec::new() } else { changed.clone() },
+            "ok": !broken && (!args.check || changed.is_empty()),
+        })),
+        Format::Text => {
+            for name in &changed {
+                if args.check {
+                    println!("would reformat {name}");
+                } else {
+                    println!("formatted {name}");
+                }
+            }
+        }
+    }
+    if broken {
+        EXIT_UNVERIFIED
+    } else if args.check && !changed.is_empty() {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}

@@ -1,0 +1,76 @@
+//! `contextos test [--coverage] [--filter S]`: run the `test` blocks.
+
+use super::{Context, EXIT_FINDINGS, EXIT_OK};
+use crate::{output, Format};
+use contextos_engine::testing::run_tests;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// List rules that no test case exercised.
+    #[arg(long)]
+    coverage: bool,
+    /// Run only tests whose name contains this text.
+    #[arg(long)]
+    filter: Option<String>,
+}
+
+fn verdict(effect: impl std::fmt::Display, rules: &[String]) -> String {
+    if rules.is_empty() {
+        effect.to_string()
+    } else {
+        format!("{effect}({})", rules.join(", "))
+    }
+}
+
+pub fn run(ctx: &Context, args: &Args) -> u8 {
+    let (_out, set) = match ctx.load() {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let report = run_tests(&set, args.filter.as_deref());
+    let uncovered = report.uncovered(&set);
+    match ctx.format {
+        Format::Json => output::print_json(serde_json::json!({
+            "passed": report.passed,
+            "failed": report.failed,
+            "cases": report.cases,
+            "uncovered": if args.coverage {
+                Some(uncovered.iter().map(|r| serde_json::json!({"id": r.id, "origin": r.origin})).collect::<Vec<_>>())
+            } else { None },
+        })),
+        Format::Text => {
+            for c in &report.cases {
+                if c.passed {
+                    println!("PASS {}  {}", c.origin, c.case);
+                } else {
+                    println!("FAIL {}  [{}] {}", c.origin, c.test, c.case);
+                    println!("     expected: {}", verdict(c.expected, &c.expected_rules));
+                    println!("     actual:   {}", verdict(c.actual, &c.actual_rules));
+                    if !c.missing_rules.is_empty() {
+                        println!("     missing rule(s): {}", c.missing_rules.join(", "));
+                    }
+                }
+            }
+            if args.coverage {
+                let total = set.rules.len();
+                println!(
+                    "coverage: {}/{} rule(s) exercised",
+                    total - uncovered.len(),
+                    total
+                );
+                for r in &uncovered {
+                    println!("  not exercised: {} ({})", r.id, r.origin);
+                }
+            }
+            if report.cases.is_empty() {
+                eprintln!("error: no test ran{}", args.filter.as_ref().map(|f| format!(" (filter {f:?})")).unwrap_or_default());
+            }
+            println!("{} passed, {} failed", report.passed, report.failed);
+        }
+    }
+    if report.failed > 0 || report.cases.is_empty() {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}

@@ -1,0 +1,43 @@
+//! Shared output helpers: JSON envelopes with `schemaVersion`, diagnostics.
+
+use contextos_engine::{CompileOutput, FileDiagnostic};
+use serde_json::{json, Value};
+
+/// Version of every JSON document the CLI prints; bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub fn print_json(mut v: Value) {
+    if let Value::Object(m) = &mut v {
+        m.insert("schemaVersion".into(), json!(SCHEMA_VERSION));
+    }
+    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into()));
+}
+
+pub fn diagnostic_json(out: &CompileOutput, d: &FileDiagnostic) -> Value {
+    let file = out.files.get(d.file);
+    let loc = |o: usize| file.map(|f| f.line_col(o));
+    let start = loc(d.diagnostic.span.start);
+    let end = loc(d.diagnostic.span.end);
+    json!({
+        "code": d.diagnostic.code,
+        "severity": d.diagnostic.severity,
+        "message": d.diagnostic.message,
+        "file": file.map(|f| f.name.as_str()),
+        "line": start.map(|l| l.line),
+        "col": start.map(|l| l.col),
+        "endLine": end.map(|l| l.line),
+        "endCol": end.map(|l| l.col),
+        "label": d.diagnostic.label,
+        "help": d.diagnostic.help,
+    })
+}
+
+/// Prints diagnostics to stderr in text mode.
+pub fn eprint_diagnostics(out: &CompileOutput, include_warnings: bool) {
+    for d in &out.diagnostics {
+        if include_warnings || d.diagnostic.is_error() {
+            eprint!("{}", out.render(d));
+            eprintln!();
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Finding the project, reading `contextos.toml` and collecting policy sources
+//! (the embedded stdlib first, then the project's own policies).
+
+use contextos_engine::{compile, CompileOptions, CompileOutput, Layer, PolicySource};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub policies: PolicyConfig,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Load the embedded standard library (default true).
+    #[serde(default = "yes")]
+    pub stdlib: bool,
+    /// Directories or files holding `*.policy`, relative to the project root.
+    #[serde(default = "default_paths")]
+    pub paths: Vec<String>,
+    /// Rule ids to switch off (stdlib or own).
+    #[serde(default)]
+    pub disable: Vec<String>,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            stdlib: true,
+            paths: default_paths(),
+            disable: Vec::new(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_paths() -> Vec<String> {
+    vec![".contextos/policies".to_string()]
+}
+
+#[derive(Debug)]
+pub struct Project {
+    pub root: PathBuf,
+    pub config: Config,
+}
+
+/// An error the user must fix; the CLI prints it and exits 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{col}: invalid configuration: {message}")]
+    Config {
+        path: String,
+        line: usize,
+        col: usize,
+        message: String,
+    },
+}
+
+impl Project {
+    pub fn discover(explicit: Option<&Path>) -> Result<Project, ProjectError> {
+        let root = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => {
+                let cwd = std::env::current_dir().map_err(|e| ProjectError::Io {
+                    path: ".".into(),
+                    source: e,
+                })?;
+                cwd.ancestors()
+                    .find(|d| d.join("contextos.toml").is_file() || d.join(".contextos").is_dir() || d.join(".git").exists())
+                    .map(Path::to_path_buf)
+                    .unwrap_or(cwd)
+            }
+        };
+        let cfg_path = root.join("contextos.toml");
+        let config = match std::fs::read_to_string(&cfg_path) {
+            Ok(text) => toml::from_str::<Config>(&text).map_err(|e| {
+                let (line, col) = e
+                    .span()
+                    .map(|s| {
+                        let before = text.get(..s.start).unwrap_or("");
+                        let line = before.matches('\n').count() + 1;
+                        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                        (line, col)
+                    })
+                    .unwrap_or((1, 1));
+                ProjectError::Config {
+                    path: "contextos.toml".into(),
+                    line,
+                    col,
+                    message: e.message().to_string(),
+                }
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(e) => {
+                return Err(ProjectError::Io {
+                    path: cfg_path.display().to_string(),
+                    source: e,
+                })
+            }
+        };
+        Ok(Project { root, config })
+    }
+
+    /// The project's own policy files, sorted byte-wise for deterministic load order.
+    pub fn policy_files(&self) -> Result<Vec<(String, PathBuf)>, ProjectError> {
+        let mut out = Vec::new();
+        for p in &self.config.policies.paths {
+            let full = self.root.join(p);
+            if full.is_file() {
+                out.push((p.clone(), full));
+            } else if full.is_dir() {
+                collect(&self.root, &full, &mut out)?;
+            }
+        }
+        out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        out.dedup_by(|a, b| a.0 == b.0);
+        Ok(out)
+    }
+
+    pub fn sources(&self) -> Result<Vec<PolicySource>, ProjectError> {
+        let mut sources = Vec::new();
+        if self.config.policies.stdlib {
+            for (name, text) in contextos_stdlib::FILES {
+                sources.push(PolicySource {
+                    name: (*name).to_string(),
+                    text: (*text).to_string(),
+                    layer: Layer::Stdlib,
+                });
+            }
+        }
+        for (name, path) in self.policy_files()? {
+            let text = std::fs::read_to_string(&path).map_err(|e| ProjectError::Io {
+                path: name.clone(),
+                source: e,
+            })?;
+            sources.push(PolicySource {
+                name,
+                text,
+                layer: Layer::User,
+            });
+        }
+        Ok(sources)
+    }
+
+    pub fn compile(&self) -> Result<CompileOutput, ProjectError> {
+        let sources = self.sources()?;
+        Ok(compile(
+            &sources,
+            &CompileOptions {
+                disabled_rules: self.config.policies.disable.clone(),
+            },
+        ))
+    }
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<(), ProjectError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ProjectError::Io {
+        path: dir.display().to_string(),
+        source: e,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|e| ProjectError::Io {
+            path: dir.display().to_string(),
+            source: e,
+        })?;
+        let path = entry.path();
+        let ty = entry.file_type().map_err(|e| ProjectError::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        if ty.is_dir() {
+            collect(root, &path, out)?;
+        } else if path.extension().is_some_and(|e| e == "policy") {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((rel, path));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,160 @@
+//! The rule index. For every domain × operation one `GlobSet` over the patterns of the
+//! rules that could apply, and for exec a trie over the literal leading words of each
+//! pattern. A lookup returns the candidate rules only; conditions are evaluated for
+//! those alone, so the cost follows the rules that *could* match, not all rules.
+
+use crate::ir::{CompiledRule, ALL_OPS};
+use crate::request::{Domain, PathOp, Request, RequestKind};
+use globset::{GlobSet, GlobSetBuilder};
+use std::collections::HashMap;
+
+#[derive(Debug, Default)]
+pub struct Index {
+    /// Path rules per operation (read, write, delete).
+    path: [GlobIndex; 3],
+    plugin: GlobIndex,
+    commit: GlobIndex,
+    exec: ArgvTrie,
+}
+
+/// Glob patterns of many rules in one set, plus the rules without patterns.
+#[derive(Debug)]
+struct GlobIndex {
+    set: GlobSet,
+    /// `set` match index -> rule index.
+    owners: Vec<usize>,
+    always: Vec<usize>,
+}
+
+impl Default for GlobIndex {
+    fn default() -> Self {
+        GlobIndex {
+            set: GlobSet::empty(),
+            owners: Vec::new(),
+            always: Vec::new(),
+        }
+    }
+}
+
+impl GlobIndex {
+    fn build<'a>(rules: impl Iterator<Item = (usize, &'a CompiledRule)>) -> GlobIndex {
+        let mut b = GlobSetBuilder::new();
+        let mut owners = Vec::new();
+        let mut always = Vec::new();
+        for (i, r) in rules {
+            if r.patterns.is_empty() {
+                always.push(i);
+            }
+            for p in &r.patterns {
+                // Patterns were validated by the compiler; an invalid one cannot reach here.
+                if let Ok(g) = crate::glob::path_glob(p) {
+                    b.add(g);
+                    owners.push(i);
+                }
+            }
+        }
+        GlobIndex {
+            set: b.build().unwrap_or_else(|_| GlobSet::empty()),
+            owners,
+            always,
+        }
+    }
+
+    fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
+        out.extend_from_slice(&self.always);
+        for m in self.set.matches(subject) {
+            if let Some(o) = self.owners.get(m) {
+                out.push(*o);
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct ArgvTrie {
+    here: Vec<usize>,
+    children: HashMap<String, ArgvTrie>,
+}
+
+impl ArgvTrie {
+    fn insert(&mut self, prefix: &[&str], rule: usize) {
+        match prefix.split_first() {
+            None => self.here.push(rule),
+            Some((w, rest)) => self.children.entry((*w).to_string()).or_default().insert(rest, rule),
+        }
+    }
+
+    fn walk(&self, words: &[&str], out: &mut Vec<usize>) {
+        let mut node = self;
+        out.extend_from_slice(&node.here);
+        for w in words {
+            match node.children.get(*w) {
+                Some(n) => {
+                    node = n;
+                    out.extend_from_slice(&node.here);
+                }
+                None => break,
+            }
+        }
+    }
+}
+
+impl Index {
+    pub fn build(rules: &[CompiledRule]) -> Index {
+        let by_domain = |d: Domain| rules.iter().enumerate().filter(move |(_, r)| r.domain == d);
+        let path = PathOp::ALL.map(|op| {
+            let bit = 1u8 << (op as u8);
+            GlobIndex::build(by_domain(Domain::Path).filter(move |(_, r)| r.ops & bit != 0 || r.ops == ALL_OPS))
+        });
+        let mut exec = ArgvTrie::default();
+        for (i, r) in by_domain(Domain::Exec) {
+            if r.exec_patterns.is_empty() {
+                exec.insert(&[], i);
+            }
+            for p in &r.exec_patterns {
+                exec.insert(&p.literal_prefix(), i);
+            }
+        }
+        Index {
+            path,
+            plugin: GlobIndex::build(by_domain(Domain::Plugin)),
+            commit: GlobIndex::build(by_domain(Domain::Commit)),
+            exec,
+        }
+    }
+
+    /// Candidate rule indices for a request, sorted and de-duplicated.
+    pub fn candidates(&self, req: &Request) -> Vec<usize> {
+        let mut out = Vec::new();
+        match &req.kind {
+            RequestKind::Path(p) => self.path[p.op as usize].candidates(&p.path, &mut out),
+            RequestKind::Plugin(p) => self.plugin.candidates(&p.name, &mut out),
+            RequestKind::Commit(c) => {
+                out.extend_from_slice(&self.commit.always);
+                for f in &c.files {
+                    for m in self.commit.set.matches(f) {
+                        if let Some(o) = self.commit.owners.get(m) {
+                            out.push(*o);
+                        }
+                    }
+                }
+            }
+            RequestKind::Exec(e) => {
+                let mut words: Vec<&str> = e.argv.iter().map(String::as_str).collect();
+                self.exec.walk(&words, &mut out);
+                if let Some(first) = words.first_mut() {
+                    let base = crate::exec::basename(first);
+                    if base != *first {
+                        *first = base;
+                        let mut more = Vec::new();
+                        self.exec.walk(&words, &mut more);
+                        out.extend(more);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}

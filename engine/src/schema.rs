@@ -1,0 +1,152 @@
+//! The typed request schema: which attributes each domain exposes, their types, the
+//! operations of each domain and the obligations a rule may carry. The checker resolves
+//! every attribute in a condition against this table, so a typo is a check-time error.
+
+use crate::request::Domain;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Str,
+    Int,
+    Bool,
+    List,
+}
+
+impl Ty {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Str => "string",
+            Ty::Int => "integer",
+            Ty::Bool => "boolean",
+            Ty::List => "list of strings",
+        }
+    }
+}
+
+/// Every attribute a condition can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Attr {
+    Role,
+    PathPath,
+    PathOp,
+    PathName,
+    PathExt,
+    ExecArgv,
+    ExecProgram,
+    ExecArgs,
+    ExecLine,
+    ExecPipedFrom,
+    PluginName,
+    PluginSource,
+    PluginVersion,
+    PluginDigest,
+    PluginSigner,
+    PluginSigned,
+    CommitFiles,
+    CommitFindings,
+    CommitMessage,
+}
+
+#[derive(Debug)]
+pub struct AttrInfo {
+    pub names: &'static [&'static str],
+    pub attr: Attr,
+    pub ty: Ty,
+    /// `None`: available in every domain.
+    pub domain: Option<Domain>,
+    pub doc: &'static str,
+}
+
+pub const ATTRS: &[AttrInfo] = &[
+    AttrInfo { names: &["role"], attr: Attr::Role, ty: Ty::Str, domain: None, doc: "role the request carries (\"\" when none)" },
+    AttrInfo { names: &["path", "path.path"], attr: Attr::PathPath, ty: Ty::Str, domain: Some(Domain::Path), doc: "canonical repository-relative path" },
+    AttrInfo { names: &["path.op"], attr: Attr::PathOp, ty: Ty::Str, domain: Some(Domain::Path), doc: "read, write or delete" },
+    AttrInfo { names: &["path.name"], attr: Attr::PathName, ty: Ty::Str, domain: Some(Domain::Path), doc: "last path segment" },
+    AttrInfo { names: &["path.ext"], attr: Attr::PathExt, ty: Ty::Str, domain: Some(Domain::Path), doc: "extension without the dot (\"\" when none)" },
+    AttrInfo { names: &["argv", "exec.argv"], attr: Attr::ExecArgv, ty: Ty::List, domain: Some(Domain::Exec), doc: "the command's words" },
+    AttrInfo { names: &["exec.program"], attr: Attr::ExecProgram, ty: Ty::Str, domain: Some(Domain::Exec), doc: "basename of argv[0]" },
+    AttrInfo { names: &["exec.args"], attr: Attr::ExecArgs, ty: Ty::List, domain: Some(Domain::Exec), doc: "argv without argv[0]" },
+    AttrInfo { names: &["exec.line"], attr: Attr::ExecLine, ty: Ty::Str, domain: Some(Domain::Exec), doc: "argv joined with single spaces" },
+    AttrInfo { names: &["exec.piped_from"], attr: Attr::ExecPipedFrom, ty: Ty::List, domain: Some(Domain::Exec), doc: "programs piping into this command" },
+    AttrInfo { names: &["plugin.name"], attr: Attr::PluginName, ty: Ty::Str, domain: Some(Domain::Plugin), doc: "plugin name" },
+    AttrInfo { names: &["plugin.source"], attr: Attr::PluginSource, ty: Ty::Str, domain: Some(Domain::Plugin), doc: "where the plugin comes from" },
+    AttrInfo { names: &["plugin.version"], attr: Attr::PluginVersion, ty: Ty::Str, domain: Some(Domain::Plugin), doc: "requested version, e.g. =1.2.3" },
+    AttrInfo { names: &["plugin.digest"], attr: Attr::PluginDigest, ty: Ty::Str, domain: Some(Domain::Plugin), doc: "sha256:… tree digest (\"\" when missing)" },
+    AttrInfo { names: &["plugin.signer"], attr: Attr::PluginSigner, ty: Ty::Str, domain: Some(Domain::Plugin), doc: "key id of the verified signature (\"\" when unsigned)" },
+    AttrInfo { names: &["plugin.signed"], attr: Attr::PluginSigned, ty: Ty::Bool, domain: Some(Domain::Plugin), doc: "a verified signature is present" },
+    AttrInfo { names: &["commit.files"], attr: Attr::CommitFiles, ty: Ty::List, domain: Some(Domain::Commit), doc: "paths the change touches" },
+    AttrInfo { names: &["commit.findings"], attr: Attr::CommitFindings, ty: Ty::List, domain: Some(Domain::Commit), doc: "rule ids of scanner findings" },
+    AttrInfo { names: &["commit.message"], attr: Attr::CommitMessage, ty: Ty::Str, domain: Some(Domain::Commit), doc: "commit message" },
+];
+
+pub fn lookup_attr(dotted: &str) -> Option<&'static AttrInfo> {
+    ATTRS.iter().find(|a| a.names.contains(&dotted))
+}
+
+pub fn attr_names() -> impl Iterator<Item = &'static str> {
+    ATTRS.iter().flat_map(|a| a.names.iter().copied())
+}
+
+/// Methods callable on attributes (`exec.argv.len()`) and functions (`plugin.signed_by(k)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    Len,
+    StartsWith,
+    EndsWith,
+    Contains,
+    SignedBy,
+}
+
+pub const METHODS: &[(&str, Method)] = &[
+    ("len", Method::Len),
+    ("starts_with", Method::StartsWith),
+    ("ends_with", Method::EndsWith),
+    ("contains", Method::Contains),
+    ("signed_by", Method::SignedBy),
+];
+
+/// Operations of each domain. Domains without operations take none in a rule head.
+pub fn domain_ops(domain: Domain) -> &'static [&'static str] {
+    match domain {
+        Domain::Path => &["read", "write", "delete"],
+        Domain::Exec | Domain::Plugin | Domain::Commit => &[],
+    }
+}
+
+/// Obligations a rule may carry, with the keys each accepts.
+pub fn obligation_keys(domain: Domain, name: &str) -> Option<&'static [&'static str]> {
+    match (domain, name) {
+        (Domain::Exec, "sandbox") => Some(&[
+            "profile", "image", "network", "memory", "cpus", "pids", "timeout", "user",
+            "readonly", "tmpfs", "env", "output",
+        ]),
+        _ => None,
+    }
+}
+
+/// Variables visible to Rhai scripts per domain (all strings or arrays of strings).
+pub fn script_vars(domain: Domain) -> &'static [(&'static str, Ty)] {
+    match domain {
+        Domain::Path => &[("role", Ty::Str), ("path", Ty::Str), ("op", Ty::Str)],
+        Domain::Exec => &[
+            ("role", Ty::Str),
+            ("argv", Ty::List),
+            ("program", Ty::Str),
+            ("piped_from", Ty::List),
+        ],
+        Domain::Plugin => &[
+            ("role", Ty::Str),
+            ("name", Ty::Str),
+            ("source", Ty::Str),
+            ("version", Ty::Str),
+            ("digest", Ty::Str),
+            ("signer", Ty::Str),
+        ],
+        Domain::Commit => &[
+            ("role", Ty::Str),
+            ("files", Ty::List),
+            ("findings", Ty::List),
+            ("message", Ty::Str),
+        ],
+    }
+}
