@@ -68,6 +68,7 @@ struct Ctx<'a> {
     layers: Vec<Layer>,
     diags: Vec<FileDiagnostic>,
     lets: HashMap<String, LetDef>,
+    cycles_reported: BTreeSet<String>,
     scripts: ScriptHost,
 }
 
@@ -114,6 +115,11 @@ impl Ctx<'_> {
 
     fn var(&mut self, file: usize, v: &Spanned<String>, stack: &mut Vec<String>) -> Option<(Vec<String>, bool)> {
         if stack.contains(&v.node) {
+            let fresh = !self.cycles_reported.contains(&v.node);
+            self.cycles_reported.extend(stack.iter().cloned());
+            if !fresh {
+                return None;
+            }
             self.err(
                 file,
                 Diagnostic::error("E0118", v.span, format!("`${}` is defined in terms of itself", v.node))
@@ -150,6 +156,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         layers: sources.iter().map(|s| s.layer).collect(),
         diags: Vec::new(),
         lets: HashMap::new(),
+        cycles_reported: BTreeSet::new(),
         scripts: ScriptHost::new(),
     };
     let mut parsed = Vec::new();
@@ -454,7 +461,14 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
                     clauses.push(Clause {
                         negated,
                         cond,
-                        text: format!("{} {}", if negated { "unless" } else { "when" }, ctx.text(fi, span)),
+                        text: format!(
+                            "{} {}",
+                            if negated { "unless" } else { "when" },
+                            match e {
+                                ast::Expr::Script(body) => format!("script {{ {} }}", body.node.trim()),
+                                _ => ctx.text(fi, span),
+                            }
+                        ),
                         origin: ctx.origin(fi, span),
                     });
                 }

@@ -56,6 +56,7 @@ impl ScriptHost {
         engine.set_strict_variables(true);
         engine.set_allow_shadowing(false);
         engine.set_fail_on_invalid_map_property(true);
+        engine.set_optimization_level(rhai::OptimizationLevel::None);
         engine.disable_symbol("eval");
         engine.disable_symbol("print");
         engine.disable_symbol("debug");
@@ -69,11 +70,13 @@ impl ScriptHost {
 
     /// Compiles a script for a domain; unknown variables are compile errors.
     pub fn compile(&mut self, domain: Domain, body: &str) -> Result<usize, ScriptError> {
+        // Declared as plain variables, not constants: Rhai's optimiser would otherwise
+        // fold these placeholder values into the compiled script.
         let mut scope = Scope::new();
         for (name, ty) in script_vars(domain) {
             match ty {
-                Ty::List => scope.push_constant(*name, Array::new()),
-                _ => scope.push_constant(*name, String::new()),
+                Ty::List => scope.push(*name, Array::new()),
+                _ => scope.push(*name, String::new()),
             };
         }
         let ast = self

@@ -1,0 +1,163 @@
+//! The indexed evaluator agrees with a naive evaluate-every-rule evaluator, and nothing
+//! in the checker or evaluator panics on arbitrary input.
+mod common;
+use contextos_engine::eval::decide_naive;
+use contextos_engine::*;
+use proptest::prelude::*;
+
+const SEGS: &[&str] = &["src", "lib", "a", "b", ".env", "x.rs", "y.pem", "docs", "Cargo.lock"];
+const WORDS: &[&str] = &["git", "push", "--force", "cargo", "test", "rm", "-rf", "/", "origin", "x"];
+
+fn glob_seg() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => proptest::sample::select(SEGS).prop_map(String::from),
+        1 => Just("*".to_string()),
+        1 => Just("**".to_string()),
+        1 => Just("*.rs".to_string()),
+        1 => Just("{a,b}".to_string()),
+    ]
+}
+
+fn path_pattern() -> impl Strategy<Value = String> {
+    proptest::collection::vec(glob_seg(), 1..4).prop_map(|v| v.join("/"))
+}
+
+fn exec_pattern() -> impl Strategy<Value = String> {
+    (
+        proptest::collection::vec(
+            prop_oneof![4 => proptest::sample::select(WORDS).prop_map(String::from), 1 => Just("-*".to_string()), 1 => Just("g*".to_string())],
+            0..3,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(|(mut w, rest)| {
+            if rest || w.is_empty() {
+                w.push("*".into());
+            }
+            w.join(" ")
+        })
+}
+
+fn effect() -> impl Strategy<Value = &'static str> {
+    proptest::sample::select(&["allow", "ask", "deny"][..])
+}
+
+fn path_cond() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just(" when role != \"maintainer\"".to_string()),
+        Just(" when role == \"reviewer\"".to_string()),
+        Just(" unless path matches \"**/*.rs\"".to_string()),
+        Just(" when path.ext == \"pem\" or path.name.starts_with(\"C\")".to_string()),
+        Just(" when script { path.len() > 5 }".to_string()),
+    ]
+}
+
+fn exec_cond() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just(" when exec.args contains \"--force\"".to_string()),
+        Just(" unless exec.argv.len() > 3".to_string()),
+        Just(" when exec.program in [\"git\", \"rm\"] and not (role == \"maintainer\")".to_string()),
+        Just(" when script { argv.contains(\"-rf\") }".to_string()),
+    ]
+}
+
+fn policy() -> impl Strategy<Value = String> {
+    let path_rule = (effect(), proptest::sample::subsequence(vec!["read", "write", "delete"], 0..=3), proptest::collection::vec(path_pattern(), 0..3), path_cond())
+        .prop_map(|(e, ops, pats, cond)| {
+            let pats: Vec<String> = pats.iter().map(|p| format!("\"{p}\"")).collect();
+            format!("{e} path {} {}{cond} because \"r\";", ops.join(", "), pats.join(", "))
+        });
+    let exec_rule = (effect(), proptest::collection::vec(exec_pattern(), 0..3), exec_cond()).prop_map(|(e, pats, cond)| {
+        let pats: Vec<String> = pats.iter().map(|p| format!("\"{p}\"")).collect();
+        format!("{e} exec {}{cond} because \"r\";", pats.join(", "))
+    });
+    let rule = prop_oneof![path_rule, exec_rule];
+    (proptest::collection::vec((rule, any::<bool>()), 0..24), effect(), effect()).prop_map(|(rules, dp, de)| {
+        let mut src = format!("language 1;\ndefault path = {dp};\ndefault exec = {de};\ndefault plugin = deny;\ndefault commit = allow;\n");
+        for (i, (r, in_role)) in rules.iter().enumerate() {
+            if *in_role {
+                src.push_str(&format!("role reviewer {{ @id(\"r{i}\") {r} }}\n"));
+            } else {
+                src.push_str(&format!("@id(\"r{i}\") {r}\n"));
+            }
+        }
+        src
+    })
+}
+
+fn request() -> impl Strategy<Value = Request> {
+    let role = proptest::option::of(proptest::sample::select(&["maintainer", "reviewer"][..]).prop_map(String::from));
+    let path = (proptest::sample::select(&[PathOp::Read, PathOp::Write, PathOp::Delete][..]), proptest::collection::vec(proptest::sample::select(SEGS), 1..4))
+        .prop_map(|(op, segs)| Request::path(op, segs.join("/")));
+    let exec = proptest::collection::vec(proptest::sample::select(WORDS), 1..5).prop_map(Request::exec);
+    (prop_oneof![path, exec], role).prop_map(|(r, role)| r.with_role(role))
+}
+
+fn summary(d: &Decision) -> (Effect, Vec<String>, Vec<String>, usize) {
+    let mut by: Vec<String> = d.decided_by.iter().map(|h| h.id.clone()).collect();
+    let mut over: Vec<String> = d.overruled.iter().map(|h| h.id.clone()).collect();
+    by.sort();
+    over.sort();
+    (d.verdict, by, over, d.errors.len())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn indexed_and_naive_evaluators_agree(src in policy(), reqs in proptest::collection::vec(request(), 1..12)) {
+        let out = common::compile_user(&src);
+        let errs: Vec<String> = out.diagnostics.iter().filter(|d| d.diagnostic.is_error()).map(|d| out.render(d)).collect();
+        prop_assert!(errs.is_empty(), "generated policy must compile:\n{}\n{}", src, errs.join("\n"));
+        let Some(set) = out.policy else { return Err(TestCaseError::fail("no policy")) };
+        for r in &reqs {
+            let fast = set.decide(r, EvalOptions::default());
+            let slow = decide_naive(&set, r);
+            prop_assert_eq!(summary(&fast), summary(&slow), "request {:?}\npolicy:\n{}", r, src);
+        }
+    }
+
+    #[test]
+    fn compiling_arbitrary_text_never_panics(src in "\\PC{0,300}") {
+        let _ = common::compile_user(&src);
+    }
+
+    #[test]
+    fn compiling_policy_shaped_noise_never_panics(
+        parts in proptest::collection::vec(proptest::sample::select(&[
+            "language 1;", "deny", "allow", "ask", "path", "exec", "write", "\"a/**\"", ",", ";", "when", "unless",
+            "(", ")", "[", "]", "{", "}", "role", "test", "guide", "script", "=>", "$x", "let x =", "@id(\"a\")",
+            "and", "or", "not", "==", "matches", "\"\"\"", "//", "\n", "because", "with sandbox", "exec.argv", ".len()",
+        ][..]), 0..60)
+    ) {
+        let _ = common::compile_user(&parts.join(" "));
+    }
+
+    #[test]
+    fn deciding_arbitrary_requests_never_panics(path in "\\PC{0,80}", argv in proptest::collection::vec("\\PC{0,12}", 0..6), line in "\\PC{0,80}") {
+        let set = stdlib();
+        for op in [PathOp::Read, PathOp::Write, PathOp::Delete] {
+            let _ = set.decide(&Request::path(op, path.clone()), EvalOptions { explain: true });
+        }
+        let _ = set.decide(&Request::exec(argv.clone()), EvalOptions { explain: true });
+        let d = set.decide_shell(&line, None, ShellOptions::default());
+        prop_assert!(d.verdict != Effect::Allow || d.rejection.is_none());
+    }
+}
+
+fn stdlib() -> PolicySet {
+    let sources: Vec<PolicySource> = ["defaults", "exec-baseline", "self-protection"]
+        .iter()
+        .map(|n| {
+            let path = format!("{}/../stdlib-policies/policies/{n}.policy", env!("CARGO_MANIFEST_DIR"));
+            PolicySource {
+                name: n.to_string(),
+                text: std::fs::read_to_string(&path).unwrap_or_default(),
+                layer: Layer::Stdlib,
+            }
+        })
+        .collect();
+    compile(&sources, &CompileOptions::default()).policy.unwrap_or_else(|| panic!("stdlib must compile"))
+}
