@@ -236,7 +236,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     // Check every let resolves even if unused.
     let let_names: Vec<(String, usize, Span)> = {
         let mut v: Vec<_> = ctx.lets.iter().map(|(k, d)| (k.clone(), d.file, d.span)).collect();
-        v.sort_by(|a, b| (a.1, a.2.start).cmp(&(b.1, b.2.start)));
+        v.sort_by_key(|a| (a.1, a.2.start));
         v
     };
     for (name, file, span) in let_names {

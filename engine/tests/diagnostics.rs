@@ -1,3 +1,4 @@
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 //! Every check-time error is located (file:line:col) and carries a stable code.
 mod common;
 use common::*;

@@ -1,3 +1,4 @@
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 //! The indexed evaluator agrees with a naive evaluate-every-rule evaluator, and nothing
 //! in the checker or evaluator panics on arbitrary input.
 mod common;

@@ -1,3 +1,4 @@
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 //! The Rhai escape hatch: locked down, limited, and failing to the stricter outcome.
 mod common;
 use common::*;

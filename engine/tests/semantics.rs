@@ -1,3 +1,4 @@
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 //! DESIGN §3 semantics, rule by rule.
 mod common;
 use common::*;

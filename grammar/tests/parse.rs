@@ -1,3 +1,4 @@
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 use contextos_grammar::ast::*;
 use contextos_grammar::{parse, SourceFile};
 

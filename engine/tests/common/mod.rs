@@ -1,4 +1,4 @@
-#![allow(dead_code)]
+#![allow(dead_code, clippy::panic)]
 use contextos_engine::*;
 
 pub fn compile_user(src: &str) -> CompileOutput {
