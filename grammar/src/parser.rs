@@ -389,7 +389,7 @@ pub fn dedent(raw: &str) -> String {
     let indent = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
+        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
         .min()
         .unwrap_or(0);
     let mut out: Vec<&str> = lines
