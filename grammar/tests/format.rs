@@ -194,7 +194,7 @@ fn comment_placement() {
 
 #[test]
 fn slashes_in_strings_and_rule_ids_are_not_comments() {
-    let src = "let x = [\"http://a\"];\ntest \"t\" { exec \"x\" => deny(a//b, \"c // d\"); }\n";
+    let src = "let x = [\"http://a\"];\ntest \"t\" { exec \"x\" => deny(\"a//b\", \"c // d\"); }\n";
     let out = fmt(src);
     assert_eq!(
         out,
