@@ -121,6 +121,12 @@ impl Project {
                 out.push((p.clone(), full));
             } else if full.is_dir() {
                 collect(&self.root, &full, &mut out)?;
+            } else if self.config.policies.paths != default_paths() {
+                // A configured path that does not exist would silently drop policies.
+                return Err(ProjectError::Io {
+                    path: format!("{p} (from contextos.toml [policies] paths)"),
+                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
+                });
             }
         }
         out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));

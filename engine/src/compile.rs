@@ -466,7 +466,7 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
                             if negated { "unless" } else { "when" },
                             match e {
                                 ast::Expr::Script(body) => format!("script {{ {} }}", body.node.trim()),
-                                _ => ctx.text(fi, span),
+                                _ => one_line(&ctx.text(fi, span)),
                             }
                         ),
                         origin: ctx.origin(fi, span),
@@ -536,6 +536,11 @@ pub fn exec_pattern(p: &str) -> Result<ExecPattern, String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ExecPattern { words, rest })
+}
+
+/// Clause text for traces: one line, no trailing whitespace (pest spans may include it).
+fn one_line(text: &str) -> String {
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 fn contains_script(e: &ast::Expr) -> bool {
@@ -961,6 +966,7 @@ fn compile_test(
     }
     ok.then(|| CompiledTest {
         name: t.name.node.clone(),
+        layer: ctx.layers[fi],
         origin: ctx.origin(fi, t.span),
         cases,
     })

@@ -142,9 +142,14 @@ pub(crate) fn finish<'a>(
     let verdict = matched.iter().map(|r| r.effect).max();
     let default_applied = verdict.is_none();
     let verdict = verdict.unwrap_or_else(|| set.default_for(req.domain()));
+    // Obligations of every matched allow/ask rule are kept, not only the deciding ones:
+    // an `ask` that a human approves must still run under the sandbox an allow rule demanded.
+    let obligations = match verdict {
+        Effect::Deny => Vec::new(),
+        _ => matched.iter().flat_map(|r| r.obligations.iter().cloned()).collect(),
+    };
     let (decided, overruled): (Vec<&CompiledRule>, Vec<&CompiledRule>) =
         matched.into_iter().partition(|r| r.effect == verdict);
-    let obligations = decided.iter().flat_map(|r| r.obligations.iter().cloned()).collect();
     Decision {
         domain: req.domain(),
         verdict,

@@ -42,6 +42,8 @@ pub struct CompiledGuide {
 #[derive(Debug, Clone)]
 pub struct CompiledTest {
     pub name: String,
+    /// Stdlib tests describe the stdlib alone; a project's own rules may change their outcome.
+    pub layer: crate::ir::Layer,
     pub origin: Origin,
     pub cases: Vec<CompiledCase>,
 }

@@ -4,7 +4,7 @@
 use crate::decision::RuleHit;
 use crate::eval::EvalOptions;
 use crate::exec::ShellOptions;
-use crate::ir::Origin;
+use crate::ir::{Layer, Origin};
 use crate::policy::{PolicySet, TestSubject};
 use contextos_grammar::ast::Effect;
 use serde::Serialize;
@@ -47,7 +47,13 @@ impl TestReport {
 pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
     let mut cases = Vec::new();
     let mut exercised = BTreeSet::new();
+    // A project's tests describe the project's policy set. The stdlib's own tests describe
+    // the stdlib alone, so they run only when the project has no tests of its own.
+    let own = set.tests.iter().any(|t| t.layer != Layer::Stdlib);
     for t in &set.tests {
+        if own && t.layer == Layer::Stdlib {
+            continue;
+        }
         if filter.is_some_and(|f| !t.name.contains(f)) {
             continue;
         }

@@ -253,3 +253,18 @@ fn plugin_and_commit_domains() {
     assert_eq!(commit(&["src/a.rs"], &["aws-key"]).rule_ids(), ["secret"]);
     assert_eq!(commit(&["../x"], &[]).rejection.map(|r| r.code), Some("path.traversal".into()));
 }
+
+#[test]
+fn an_ask_keeps_the_sandbox_obligation_of_a_matching_allow_rule() {
+    let s = set(&with_header(
+        "@id(\"t\") allow exec \"cargo *\" with sandbox { network: none } because \"sandboxed\";\n@id(\"k\") ask exec \"cargo publish *\" because \"publishing needs a human\";",
+    ));
+    let d = exec(&s, &["cargo", "publish"]);
+    assert_eq!(d.verdict, Effect::Ask);
+    assert_eq!(d.rule_ids(), ["k"]);
+    assert_eq!(d.obligations.len(), 1, "approving the ask must not drop the sandbox");
+    let s = set(&with_header(
+        "@id(\"t\") allow exec \"cargo *\" with sandbox { network: none } because \"s\";\n@id(\"d\") deny exec \"cargo publish *\" because \"no\";",
+    ));
+    assert!(exec(&s, &["cargo", "publish"]).obligations.is_empty(), "a deny carries no obligations");
+}

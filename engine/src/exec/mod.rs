@@ -51,12 +51,15 @@ impl PolicySet {
                     message: format!("the program `{}` is only known at run time", cmd.argv.first().map_or("", |s| s.as_str())),
                 });
             }
-            let req = Request::new(RequestKind::Exec(ExecRequest {
-                argv: cmd.argv.clone(),
-                piped_from: cmd.piped_from.clone(),
-            }))
-            .with_role(role.map(str::to_string));
-            parts.push(self.decide(&req, eval));
+            // A bare redirection (`> file`) runs no program; only its writes are decided.
+            if !cmd.argv.is_empty() {
+                let req = Request::new(RequestKind::Exec(ExecRequest {
+                    argv: cmd.argv.clone(),
+                    piped_from: cmd.piped_from.clone(),
+                }))
+                .with_role(role.map(str::to_string));
+                parts.push(self.decide(&req, eval));
+            }
             for target in &cmd.writes {
                 let req = Request::path(PathOp::Write, target.clone()).with_role(role.map(str::to_string));
                 parts.push(self.decide(&req, eval));
@@ -76,6 +79,7 @@ impl PolicySet {
     }
 }
 
+/// A program name that expansion could change. `[` alone is the `test` builtin.
 fn is_dynamic_word(w: &str) -> bool {
-    w.contains(['$', '`', '*', '?', '['])
+    w.contains(['$', '`', '*', '?', '{']) || (w.contains('[') && w != "[")
 }
