@@ -12,7 +12,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
-#[command(name = "contextos", version, about = "Policy-as-code boundaries for AI coding agents")]
+#[command(
+    name = "contextos",
+    version,
+    about = "Policy-as-code boundaries for AI coding agents"
+)]
 struct Cli {
     /// Project directory (default: the nearest ancestor with contextos.toml, .contextos or .git).
     #[arg(long, global = true, value_name = "DIR")]

@@ -77,7 +77,11 @@ impl Project {
                     source: e,
                 })?;
                 cwd.ancestors()
-                    .find(|d| d.join("contextos.toml").is_file() || d.join(".contextos").is_dir() || d.join(".git").exists())
+                    .find(|d| {
+                        d.join("contextos.toml").is_file()
+                            || d.join(".contextos").is_dir()
+                            || d.join(".git").exists()
+                    })
                     .map(Path::to_path_buf)
                     .unwrap_or(cwd)
             }
@@ -125,7 +129,10 @@ impl Project {
                 // A configured path that does not exist would silently drop policies.
                 return Err(ProjectError::Io {
                     path: format!("{p} (from contextos.toml [policies] paths)"),
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no such file or directory",
+                    ),
                 });
             }
         }

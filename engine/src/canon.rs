@@ -40,7 +40,10 @@ pub fn canonical_path(raw: &str) -> Result<String, PathRejection> {
         return Err(reject("path.nul", "the path contains a NUL byte"));
     }
     if raw.chars().any(char::is_control) {
-        return Err(reject("path.control", "the path contains a control character"));
+        return Err(reject(
+            "path.control",
+            "the path contains a control character",
+        ));
     }
     if raw.starts_with('/') || raw.starts_with('\\') {
         return Err(reject(
@@ -50,7 +53,10 @@ pub fn canonical_path(raw: &str) -> Result<String, PathRejection> {
     }
     let bytes = raw.as_bytes();
     if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
-        return Err(reject("path.drive", "drive-letter paths are outside the project"));
+        return Err(reject(
+            "path.drive",
+            "drive-letter paths are outside the project",
+        ));
     }
     let mut segments: Vec<&str> = Vec::new();
     for seg in raw.split(['/', '\\']) {
@@ -66,7 +72,10 @@ pub fn canonical_path(raw: &str) -> Result<String, PathRejection> {
         }
     }
     if segments.is_empty() {
-        return Err(reject("path.empty", "the path names the project root itself"));
+        return Err(reject(
+            "path.empty",
+            "the path names the project root itself",
+        ));
     }
     Ok(segments.join("/"))
 }

@@ -74,7 +74,10 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err(&mut self, file: usize, d: Diagnostic) {
-        self.diags.push(FileDiagnostic { file, diagnostic: d });
+        self.diags.push(FileDiagnostic {
+            file,
+            diagnostic: d,
+        });
     }
 
     fn origin(&self, file: usize, span: Span) -> Origin {
@@ -98,7 +101,12 @@ impl Ctx<'_> {
     }
 
     /// Expands a list with `$var` references, detecting cycles.
-    fn expand(&mut self, file: usize, items: &[ListItem], stack: &mut Vec<String>) -> Option<Vec<String>> {
+    fn expand(
+        &mut self,
+        file: usize,
+        items: &[ListItem],
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
         let mut out = Vec::new();
         let mut ok = true;
         for item in items {
@@ -113,7 +121,12 @@ impl Ctx<'_> {
         ok.then_some(out)
     }
 
-    fn var(&mut self, file: usize, v: &Spanned<String>, stack: &mut Vec<String>) -> Option<(Vec<String>, bool)> {
+    fn var(
+        &mut self,
+        file: usize,
+        v: &Spanned<String>,
+        stack: &mut Vec<String>,
+    ) -> Option<(Vec<String>, bool)> {
         if stack.contains(&v.node) {
             let fresh = !self.cycles_reported.contains(&v.node);
             self.cycles_reported.extend(stack.iter().cloned());
@@ -122,15 +135,20 @@ impl Ctx<'_> {
             }
             self.err(
                 file,
-                Diagnostic::error("E0118", v.span, format!("`${}` is defined in terms of itself", v.node))
-                    .with_label("cycle"),
+                Diagnostic::error(
+                    "E0118",
+                    v.span,
+                    format!("`${}` is defined in terms of itself", v.node),
+                )
+                .with_label("cycle"),
             );
             return None;
         }
         let Some(def) = self.lets.get(&v.node) else {
             let names: Vec<String> = self.lets.keys().cloned().collect();
-            let mut d = Diagnostic::error("E0105", v.span, format!("undefined variable `${}`", v.node))
-                .with_label("not defined by any `let`");
+            let mut d =
+                Diagnostic::error("E0105", v.span, format!("undefined variable `${}`", v.node))
+                    .with_label("not defined by any `let`");
             if let Some(s) = did_you_mean(&v.node, names.iter().map(String::as_str)) {
                 d = d.with_help(format!("did you mean `${s}`?"));
             }
@@ -180,20 +198,34 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
                     if v.node != LANGUAGE_VERSION {
                         ctx.err(
                             fi,
-                            Diagnostic::error("E0116", v.span, format!("unsupported language version {}", v.node))
-                                .with_help(format!("this build understands `language {LANGUAGE_VERSION};`")),
+                            Diagnostic::error(
+                                "E0116",
+                                v.span,
+                                format!("unsupported language version {}", v.node),
+                            )
+                            .with_help(format!(
+                                "this build understands `language {LANGUAGE_VERSION};`"
+                            )),
                         );
                     }
                 }
                 Statement::Default(d) => {
-                    let Some(domain) = check_domain(&mut ctx, fi, &d.domain) else { continue };
+                    let Some(domain) = check_domain(&mut ctx, fi, &d.domain) else {
+                        continue;
+                    };
                     if let Some((_, l, pf, ps)) = defaults.get(&domain) {
                         if *l == layer {
                             let prev = ctx.origin(*pf, *ps);
                             ctx.err(
                                 fi,
-                                Diagnostic::error("E0103", d.span, format!("a default for `{domain}` is already declared at {prev}"))
-                                    .with_label("second default"),
+                                Diagnostic::error(
+                                    "E0103",
+                                    d.span,
+                                    format!(
+                                        "a default for `{domain}` is already declared at {prev}"
+                                    ),
+                                )
+                                .with_label("second default"),
                             );
                             continue;
                         }
@@ -206,8 +238,12 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
                             let at = ctx.origin(prev.file, prev.span);
                             ctx.err(
                                 fi,
-                                Diagnostic::error("E0104", l.name.span, format!("`{}` is already defined at {at}", l.name.node))
-                                    .with_label("defined twice"),
+                                Diagnostic::error(
+                                    "E0104",
+                                    l.name.span,
+                                    format!("`{}` is already defined at {at}", l.name.node),
+                                )
+                                .with_label("defined twice"),
                             );
                             continue;
                         }
@@ -229,13 +265,19 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
             ctx.err(
                 fi,
                 Diagnostic::warning("W0202", Span::new(0, 0), "missing `language 1;` header")
-                    .with_help("start the file with `language 1;` so future versions can tell it apart"),
+                    .with_help(
+                        "start the file with `language 1;` so future versions can tell it apart",
+                    ),
             );
         }
     }
     // Check every let resolves even if unused.
     let let_names: Vec<(String, usize, Span)> = {
-        let mut v: Vec<_> = ctx.lets.iter().map(|(k, d)| (k.clone(), d.file, d.span)).collect();
+        let mut v: Vec<_> = ctx
+            .lets
+            .iter()
+            .map(|(k, d)| (k.clone(), d.file, d.span))
+            .collect();
         v.sort_by_key(|a| (a.1, a.2.start));
         v
     };
@@ -272,12 +314,19 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     let mut seen: HashMap<String, Origin> = HashMap::new();
     for r in &rules {
         if let Some(prev) = seen.get(&r.id) {
-            let fi = files.iter().position(|f| f.name == r.origin.file).unwrap_or(0);
+            let fi = files
+                .iter()
+                .position(|f| f.name == r.origin.file)
+                .unwrap_or(0);
             ctx.err(
                 fi,
-                Diagnostic::error("E0106", Span::new(r.origin.start, r.origin.end), format!("rule id `{}` is already used at {prev}", r.id))
-                    .with_label("duplicate id")
-                    .with_help("rule ids must be unique across the policy set (stdlib included)"),
+                Diagnostic::error(
+                    "E0106",
+                    Span::new(r.origin.start, r.origin.end),
+                    format!("rule id `{}` is already used at {prev}", r.id),
+                )
+                .with_label("duplicate id")
+                .with_help("rule ids must be unique across the policy set (stdlib included)"),
             );
         } else {
             seen.insert(r.id.clone(), r.origin.clone());
@@ -289,7 +338,11 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         if !all_ids.contains(*id) {
             ctx.err(
                 0,
-                Diagnostic::warning("W0205", Span::new(0, 0), format!("`disable` names unknown rule id `{id}`")),
+                Diagnostic::warning(
+                    "W0205",
+                    Span::new(0, 0),
+                    format!("`disable` names unknown rule id `{id}`"),
+                ),
             );
         }
     }
@@ -306,7 +359,11 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
             Some((e, ..)) => default_effects[d.index()] = *e,
             None if !files.is_empty() => ctx.err(
                 0,
-                Diagnostic::warning("W0204", Span::new(0, 0), format!("no `default {d} = …;` is declared; `{d}` requests default to deny")),
+                Diagnostic::warning(
+                    "W0204",
+                    Span::new(0, 0),
+                    format!("no `default {d} = …;` is declared; `{d}` requests default to deny"),
+                ),
             ),
             None => {}
         }
@@ -346,7 +403,12 @@ fn check_domain(ctx: &mut Ctx, fi: usize, d: &Spanned<String>) -> Option<Domain>
     found
 }
 
-fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> Option<CompiledRule> {
+fn compile_rule(
+    ctx: &mut Ctx,
+    fi: usize,
+    r: &ast::Rule,
+    role: Option<&str>,
+) -> Option<CompiledRule> {
     let errors_before = ctx.diags.iter().filter(|d| d.diagnostic.is_error()).count();
     let domain = check_domain(ctx, fi, &r.domain)?;
     let mut id = None;
@@ -354,18 +416,32 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
     let mut seen_ann = BTreeSet::new();
     for a in &r.annotations {
         if !seen_ann.insert(a.name.node.clone()) {
-            ctx.err(fi, Diagnostic::error("E0107", a.span, format!("`@{}` is given twice", a.name.node)));
+            ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0107",
+                    a.span,
+                    format!("`@{}` is given twice", a.name.node),
+                ),
+            );
             continue;
         }
         match a.name.node.as_str() {
             "id" => {
                 let ok = !a.value.node.is_empty()
-                    && a.value.node.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c));
+                    && a.value
+                        .node
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c));
                 if !ok {
                     ctx.err(
                         fi,
-                        Diagnostic::error("E0107", a.value.span, "rule ids use letters, digits and `-_.:/`")
-                            .with_label("invalid id"),
+                        Diagnostic::error(
+                            "E0107",
+                            a.value.span,
+                            "rule ids use letters, digits and `-_.:/`",
+                        )
+                        .with_label("invalid id"),
                     );
                 }
                 id = Some(a.value.node.clone());
@@ -376,14 +452,22 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
                 } else {
                     ctx.err(
                         fi,
-                        Diagnostic::error("E0107", a.value.span, format!("unknown severity `{}`", a.value.node))
-                            .with_help("use error, warning or info"),
+                        Diagnostic::error(
+                            "E0107",
+                            a.value.span,
+                            format!("unknown severity `{}`", a.value.node),
+                        )
+                        .with_help("use error, warning or info"),
                     );
                 }
             }
             other => {
-                let mut d = Diagnostic::error("E0107", a.name.span, format!("unknown annotation `@{other}`"))
-                    .with_label("expected @id or @severity");
+                let mut d = Diagnostic::error(
+                    "E0107",
+                    a.name.span,
+                    format!("unknown annotation `@{other}`"),
+                )
+                .with_label("expected @id or @severity");
                 if let Some(s) = did_you_mean(other, ["id", "severity"]) {
                     d = d.with_help(format!("did you mean `@{s}`?"));
                 }
@@ -403,13 +487,21 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
             Some(i) => ops |= 1 << i,
             None if allowed.is_empty() => ctx.err(
                 fi,
-                Diagnostic::error("E0102", op.span, format!("`{domain}` rules take no operations"))
-                    .with_label("unexpected operation")
-                    .with_help("patterns are strings: write them in quotes"),
+                Diagnostic::error(
+                    "E0102",
+                    op.span,
+                    format!("`{domain}` rules take no operations"),
+                )
+                .with_label("unexpected operation")
+                .with_help("patterns are strings: write them in quotes"),
             ),
             None => {
-                let mut d = Diagnostic::error("E0102", op.span, format!("unknown operation `{}` for `{domain}`", op.node))
-                    .with_label(format!("expected one of: {}", allowed.join(", ")));
+                let mut d = Diagnostic::error(
+                    "E0102",
+                    op.span,
+                    format!("unknown operation `{}` for `{domain}`", op.node),
+                )
+                .with_label(format!("expected one of: {}", allowed.join(", ")));
                 if let Some(s) = did_you_mean(&op.node, allowed.iter().copied()) {
                     d = d.with_help(format!("did you mean `{s}`?"));
                 }
@@ -437,10 +529,17 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
         if domain == Domain::Exec {
             match exec_pattern(p) {
                 Ok(ep) => exec_patterns.push(ep),
-                Err(e) => ctx.err(fi, Diagnostic::error("E0112", *span, format!("invalid exec pattern `{p}`: {e}"))),
+                Err(e) => ctx.err(
+                    fi,
+                    Diagnostic::error("E0112", *span, format!("invalid exec pattern `{p}`: {e}")),
+                ),
             }
         } else if let Err(e) = path_glob(p) {
-            ctx.err(fi, Diagnostic::error("E0112", *span, format!("invalid glob `{p}`: {e}")).with_label("here"));
+            ctx.err(
+                fi,
+                Diagnostic::error("E0112", *span, format!("invalid glob `{p}`: {e}"))
+                    .with_label("here"),
+            );
         }
     }
 
@@ -465,7 +564,8 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
                             "{} {}",
                             if negated { "unless" } else { "when" },
                             match e {
-                                ast::Expr::Script(body) => format!("script {{ {} }}", body.node.trim()),
+                                ast::Expr::Script(body) =>
+                                    format!("script {{ {} }}", body.node.trim()),
                                 _ => one_line(&ctx.text(fi, span)),
                             }
                         ),
@@ -475,12 +575,16 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
             }
             ast::Clause::Because(s) => {
                 if because.is_some() {
-                    ctx.err(fi, Diagnostic::error("E0115", s.span, "a rule has at most one `because`"));
+                    ctx.err(
+                        fi,
+                        Diagnostic::error("E0115", s.span, "a rule has at most one `because`"),
+                    );
                 }
                 because = Some(s.node.clone());
             }
             ast::Clause::With(o) => {
-                if let Some(ob) = check_obligation(ctx, fi, domain, r.effect.node, o, &obligations) {
+                if let Some(ob) = check_obligation(ctx, fi, domain, r.effect.node, o, &obligations)
+                {
                     obligations.push(ob);
                 }
             }
@@ -489,8 +593,12 @@ fn compile_rule(ctx: &mut Ctx, fi: usize, r: &ast::Rule, role: Option<&str>) -> 
     if because.is_none() {
         ctx.err(
             fi,
-            Diagnostic::warning("W0201", r.head_span, format!("rule `{id}` has no `because`"))
-                .with_help("a reason tells the agent and the reviewer why the verdict was given"),
+            Diagnostic::warning(
+                "W0201",
+                r.head_span,
+                format!("rule `{id}` has no `because`"),
+            )
+            .with_help("a reason tells the agent and the reviewer why the verdict was given"),
         );
     }
     let errors_after = ctx.diags.iter().filter(|d| d.diagnostic.is_error()).count();
@@ -540,7 +648,11 @@ pub fn exec_pattern(p: &str) -> Result<ExecPattern, String> {
 
 /// Clause text for traces: one line, no trailing whitespace (pest spans may include it).
 fn one_line(text: &str) -> String {
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn contains_script(e: &ast::Expr) -> bool {
@@ -569,14 +681,25 @@ fn check_obligation(
         return None;
     }
     if existing.iter().any(|e| e.name == o.name.node) {
-        ctx.err(fi, Diagnostic::error("E0113", o.name.span, format!("`with {}` is given twice", o.name.node)));
+        ctx.err(
+            fi,
+            Diagnostic::error(
+                "E0113",
+                o.name.span,
+                format!("`with {}` is given twice", o.name.node),
+            ),
+        );
         return None;
     }
     let Some(keys) = schema::obligation_keys(domain, &o.name.node) else {
         ctx.err(
             fi,
-            Diagnostic::error("E0113", o.name.span, format!("unknown obligation `{}` for `{domain}` rules", o.name.node))
-                .with_help("exec rules accept `with sandbox { … }`"),
+            Diagnostic::error(
+                "E0113",
+                o.name.span,
+                format!("unknown obligation `{}` for `{domain}` rules", o.name.node),
+            )
+            .with_help("exec rules accept `with sandbox { … }`"),
         );
         return None;
     };
@@ -584,8 +707,12 @@ fn check_obligation(
     let mut seen = BTreeSet::new();
     for (k, v) in &o.entries {
         if !keys.contains(&k.node.as_str()) {
-            let mut d = Diagnostic::error("E0113", k.span, format!("unknown `{}` key `{}`", o.name.node, k.node))
-                .with_label(format!("expected one of: {}", keys.join(", ")));
+            let mut d = Diagnostic::error(
+                "E0113",
+                k.span,
+                format!("unknown `{}` key `{}`", o.name.node, k.node),
+            )
+            .with_label(format!("expected one of: {}", keys.join(", ")));
             if let Some(s) = did_you_mean(&k.node, keys.iter().copied()) {
                 d = d.with_help(format!("did you mean `{s}`?"));
             }
@@ -593,7 +720,10 @@ fn check_obligation(
             continue;
         }
         if !seen.insert(k.node.clone()) {
-            ctx.err(fi, Diagnostic::error("E0113", k.span, format!("`{}` is given twice", k.node)));
+            ctx.err(
+                fi,
+                Diagnostic::error("E0113", k.span, format!("`{}` is given twice", k.node)),
+            );
             continue;
         }
         let value = match &v.node {
@@ -616,11 +746,17 @@ fn check_obligation(
 fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr) -> Option<Cond> {
     match e {
         ast::Expr::Or(items, _) => {
-            let parts: Vec<Option<Cond>> = items.iter().map(|i| check_expr(ctx, fi, domain, i)).collect();
+            let parts: Vec<Option<Cond>> = items
+                .iter()
+                .map(|i| check_expr(ctx, fi, domain, i))
+                .collect();
             Some(Cond::Or(parts.into_iter().collect::<Option<_>>()?))
         }
         ast::Expr::And(items, _) => {
-            let parts: Vec<Option<Cond>> = items.iter().map(|i| check_expr(ctx, fi, domain, i)).collect();
+            let parts: Vec<Option<Cond>> = items
+                .iter()
+                .map(|i| check_expr(ctx, fi, domain, i))
+                .collect();
             Some(Cond::And(parts.into_iter().collect::<Option<_>>()?))
         }
         ast::Expr::Not(inner, _) => Some(Cond::Not(Box::new(check_expr(ctx, fi, domain, inner)?))),
@@ -630,8 +766,12 @@ fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr) -> Option
             if ty != Ty::Bool {
                 ctx.err(
                     fi,
-                    Diagnostic::error("E0110", o.span(), format!("a condition must be a boolean, this is a {}", ty.name()))
-                        .with_help("compare it, e.g. `role == \"maintainer\"`"),
+                    Diagnostic::error(
+                        "E0110",
+                        o.span(),
+                        format!("a condition must be a boolean, this is a {}", ty.name()),
+                    )
+                    .with_help("compare it, e.g. `role == \"maintainer\"`"),
                 );
                 return None;
             }
@@ -641,12 +781,19 @@ fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr) -> Option
             Ok(i) => Some(Cond::Script(i)),
             Err(err) => {
                 let at = body.span.start + err.offset.unwrap_or(0);
-                let vars: Vec<&str> = schema::script_vars(domain).iter().map(|(n, _)| *n).collect();
+                let vars: Vec<&str> = schema::script_vars(domain)
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect();
                 ctx.err(
                     fi,
-                    Diagnostic::error("E0114", Span::new(at, at + 1), format!("script error: {}", err.message))
-                        .with_label("here")
-                        .with_help(format!("`{domain}` scripts see: {}", vars.join(", "))),
+                    Diagnostic::error(
+                        "E0114",
+                        Span::new(at, at + 1),
+                        format!("script error: {}", err.message),
+                    )
+                    .with_label("here")
+                    .with_help(format!("`{domain}` scripts see: {}", vars.join(", "))),
                 );
                 None
             }
@@ -656,7 +803,14 @@ fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr) -> Option
             if op.node == ast::CmpOp::Matches {
                 let (lv, lt) = l?;
                 if !matches!(lt, Ty::Str | Ty::List) {
-                    ctx.err(fi, type_err(lhs.span(), "`matches` needs a string or a list on the left", lt));
+                    ctx.err(
+                        fi,
+                        type_err(
+                            lhs.span(),
+                            "`matches` needs a string or a list on the left",
+                            lt,
+                        ),
+                    );
                     return None;
                 }
                 let globs = match rhs {
@@ -666,8 +820,12 @@ fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr) -> Option
                     other => {
                         ctx.err(
                             fi,
-                            Diagnostic::error("E0110", other.span(), "`matches` takes literal glob patterns")
-                                .with_help("write a string, a list or a `$variable`"),
+                            Diagnostic::error(
+                                "E0110",
+                                other.span(),
+                                "`matches` takes literal glob patterns",
+                            )
+                            .with_help("write a string, a list or a `$variable`"),
                         );
                         return None;
                     }
@@ -675,7 +833,14 @@ fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr) -> Option
                 return match PathGlobs::new(globs.iter().map(String::as_str)) {
                     Ok(g) => Some(Cond::Matches(Box::new(lv), g)),
                     Err((p, msg)) => {
-                        ctx.err(fi, Diagnostic::error("E0112", rhs.span(), format!("invalid glob `{p}`: {msg}")));
+                        ctx.err(
+                            fi,
+                            Diagnostic::error(
+                                "E0112",
+                                rhs.span(),
+                                format!("invalid glob `{p}`: {msg}"),
+                            ),
+                        );
                         None
                     }
                 };
@@ -700,8 +865,17 @@ fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr) -> Option
                 };
                 ctx.err(
                     fi,
-                    Diagnostic::error("E0110", op.span, format!("type mismatch: `{}` needs {want}", op.node.as_str()))
-                        .with_label(format!("{} {} {}", lt.name(), op.node.as_str(), rt.name())),
+                    Diagnostic::error(
+                        "E0110",
+                        op.span,
+                        format!("type mismatch: `{}` needs {want}", op.node.as_str()),
+                    )
+                    .with_label(format!(
+                        "{} {} {}",
+                        lt.name(),
+                        op.node.as_str(),
+                        rt.name()
+                    )),
                 );
                 return None;
             }
@@ -711,10 +885,16 @@ fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr) -> Option
 }
 
 fn type_err(span: Span, msg: &str, got: Ty) -> Diagnostic {
-    Diagnostic::error("E0110", span, format!("type mismatch: {msg}")).with_label(format!("this is a {}", got.name()))
+    Diagnostic::error("E0110", span, format!("type mismatch: {msg}"))
+        .with_label(format!("this is a {}", got.name()))
 }
 
-fn check_attr(ctx: &mut Ctx, fi: usize, domain: Domain, path: &Spanned<Vec<String>>) -> Option<(Attr, Ty)> {
+fn check_attr(
+    ctx: &mut Ctx,
+    fi: usize,
+    domain: Domain,
+    path: &Spanned<Vec<String>>,
+) -> Option<(Attr, Ty)> {
     let dotted = path.node.join(".");
     let Some(info) = schema::lookup_attr(&dotted) else {
         let mut d = Diagnostic::error("E0108", path.span, format!("unknown attribute `{dotted}`"))
@@ -727,7 +907,10 @@ fn check_attr(ctx: &mut Ctx, fi: usize, domain: Domain, path: &Spanned<Vec<Strin
         if let Some(s) = did_you_mean(&dotted, candidates.iter().copied()) {
             d = d.with_help(format!("did you mean `{s}`?"));
         } else {
-            d = d.with_help(format!("`{domain}` requests have: {}", candidates.join(", ")));
+            d = d.with_help(format!(
+                "`{domain}` requests have: {}",
+                candidates.join(", ")
+            ));
         }
         ctx.err(fi, d);
         return None;
@@ -736,8 +919,12 @@ fn check_attr(ctx: &mut Ctx, fi: usize, domain: Domain, path: &Spanned<Vec<Strin
         if d != domain {
             ctx.err(
                 fi,
-                Diagnostic::error("E0109", path.span, format!("`{dotted}` belongs to `{d}` requests, not `{domain}`"))
-                    .with_label("not available here"),
+                Diagnostic::error(
+                    "E0109",
+                    path.span,
+                    format!("`{dotted}` belongs to `{d}` requests, not `{domain}`"),
+                )
+                .with_label("not available here"),
             );
             return None;
         }
@@ -750,7 +937,10 @@ fn check_operand(ctx: &mut Ctx, fi: usize, domain: Domain, o: &ast::Operand) -> 
         ast::Operand::Str(s) => Some((Val::Str(s.node.clone()), Ty::Str)),
         ast::Operand::Int(i) => Some((Val::Int(i.node), Ty::Int)),
         ast::Operand::Bool(b) => Some((Val::Bool(b.node), Ty::Bool)),
-        ast::Operand::List(l) => Some((Val::List(ctx.expand(fi, &l.node, &mut Vec::new())?), Ty::List)),
+        ast::Operand::List(l) => Some((
+            Val::List(ctx.expand(fi, &l.node, &mut Vec::new())?),
+            Ty::List,
+        )),
         ast::Operand::Var(v) => {
             let (vals, scalar) = ctx.var(fi, v, &mut Vec::new())?;
             match (scalar, vals.as_slice()) {
@@ -766,27 +956,61 @@ fn check_operand(ctx: &mut Ctx, fi: usize, domain: Domain, o: &ast::Operand) -> 
             let dotted = target.node.join(".");
             if dotted == "plugin.signed_by" {
                 if domain != Domain::Plugin {
-                    ctx.err(fi, Diagnostic::error("E0109", target.span, format!("`plugin.signed_by` is not available in `{domain}` rules")));
+                    ctx.err(
+                        fi,
+                        Diagnostic::error(
+                            "E0109",
+                            target.span,
+                            format!("`plugin.signed_by` is not available in `{domain}` rules"),
+                        ),
+                    );
                     return None;
                 }
                 let args = check_args(ctx, fi, domain, args, *span, &[Ty::Str])?;
-                return Some((Val::Call(Method::SignedBy, Box::new(Val::Attr(Attr::PluginSigner)), args), Ty::Bool));
+                return Some((
+                    Val::Call(
+                        Method::SignedBy,
+                        Box::new(Val::Attr(Attr::PluginSigner)),
+                        args,
+                    ),
+                    Ty::Bool,
+                ));
             }
             let (method_name, receiver) = target.node.split_last()?;
-            let Some(method) = schema::METHODS.iter().find(|(n, _)| n == method_name).map(|(_, m)| *m) else {
-                let mut d = Diagnostic::error("E0111", target.span, format!("unknown method `{method_name}`"));
-                if let Some(s) = did_you_mean(method_name, schema::METHODS.iter().map(|(n, _)| *n)) {
+            let Some(method) = schema::METHODS
+                .iter()
+                .find(|(n, _)| n == method_name)
+                .map(|(_, m)| *m)
+            else {
+                let mut d = Diagnostic::error(
+                    "E0111",
+                    target.span,
+                    format!("unknown method `{method_name}`"),
+                );
+                if let Some(s) = did_you_mean(method_name, schema::METHODS.iter().map(|(n, _)| *n))
+                {
                     d = d.with_help(format!("did you mean `{s}`?"));
                 }
                 ctx.err(fi, d);
                 return None;
             };
             if receiver.is_empty() {
-                ctx.err(fi, Diagnostic::error("E0111", target.span, format!("`{method_name}` must be called on an attribute")));
+                ctx.err(
+                    fi,
+                    Diagnostic::error(
+                        "E0111",
+                        target.span,
+                        format!("`{method_name}` must be called on an attribute"),
+                    ),
+                );
                 return None;
             }
-            let recv_span = Span::new(target.span.start, target.span.start + receiver.join(".").len());
-            let (attr, rty) = check_attr(ctx, fi, domain, &Spanned::new(receiver.to_vec(), recv_span))?;
+            let recv_span = Span::new(
+                target.span.start,
+                target.span.start + receiver.join(".").len(),
+            );
+            let (attr, rty) =
+                check_attr(ctx, fi, domain, &Spanned::new(receiver.to_vec(), recv_span))?;
             let (params, ret, ok): (&[Ty], Ty, bool) = match method {
                 Method::Len => (&[], Ty::Int, matches!(rty, Ty::Str | Ty::List)),
                 Method::StartsWith | Method::EndsWith => (&[Ty::Str], Ty::Bool, rty == Ty::Str),
@@ -794,7 +1018,14 @@ fn check_operand(ctx: &mut Ctx, fi: usize, domain: Domain, o: &ast::Operand) -> 
                 Method::SignedBy => (&[Ty::Str], Ty::Bool, false),
             };
             if !ok {
-                ctx.err(fi, type_err(recv_span, &format!("`{method_name}` cannot be called on this attribute"), rty));
+                ctx.err(
+                    fi,
+                    type_err(
+                        recv_span,
+                        &format!("`{method_name}` cannot be called on this attribute"),
+                        rty,
+                    ),
+                );
                 return None;
             }
             let args = check_args(ctx, fi, domain, args, *span, params)?;
@@ -803,11 +1034,26 @@ fn check_operand(ctx: &mut Ctx, fi: usize, domain: Domain, o: &ast::Operand) -> 
     }
 }
 
-fn check_args(ctx: &mut Ctx, fi: usize, domain: Domain, args: &[ast::Operand], span: Span, params: &[Ty]) -> Option<Vec<Val>> {
+fn check_args(
+    ctx: &mut Ctx,
+    fi: usize,
+    domain: Domain,
+    args: &[ast::Operand],
+    span: Span,
+    params: &[Ty],
+) -> Option<Vec<Val>> {
     if args.len() != params.len() {
         ctx.err(
             fi,
-            Diagnostic::error("E0111", span, format!("expected {} argument(s), found {}", params.len(), args.len())),
+            Diagnostic::error(
+                "E0111",
+                span,
+                format!(
+                    "expected {} argument(s), found {}",
+                    params.len(),
+                    args.len()
+                ),
+            ),
         );
         return None;
     }
@@ -815,7 +1061,10 @@ fn check_args(ctx: &mut Ctx, fi: usize, domain: Domain, args: &[ast::Operand], s
     for (a, want) in args.iter().zip(params) {
         let (v, ty) = check_operand(ctx, fi, domain, a)?;
         if ty != *want {
-            ctx.err(fi, type_err(a.span(), &format!("expected a {}", want.name()), ty));
+            ctx.err(
+                fi,
+                type_err(a.span(), &format!("expected a {}", want.name()), ty),
+            );
             return None;
         }
         out.push(v);
@@ -823,13 +1072,25 @@ fn check_args(ctx: &mut Ctx, fi: usize, domain: Domain, args: &[ast::Operand], s
     Some(out)
 }
 
-fn compile_guide(ctx: &mut Ctx, fi: usize, g: &ast::Guide, role: Option<&str>) -> Option<CompiledGuide> {
+fn compile_guide(
+    ctx: &mut Ctx,
+    fi: usize,
+    g: &ast::Guide,
+    role: Option<&str>,
+) -> Option<CompiledGuide> {
     let mut id = None;
     for a in &g.annotations {
         if a.name.node == "id" {
             id = Some(a.value.node.clone());
         } else {
-            ctx.err(fi, Diagnostic::error("E0107", a.name.span, format!("guides take only `@id`, not `@{}`", a.name.node)));
+            ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0107",
+                    a.name.span,
+                    format!("guides take only `@id`, not `@{}`", a.name.node),
+                ),
+            );
         }
     }
     let mut scope = Vec::new();
@@ -841,7 +1102,10 @@ fn compile_guide(ctx: &mut Ctx, fi: usize, g: &ast::Guide, role: Option<&str>) -
         };
         for v in ctx.expand(fi, &items, &mut Vec::new())? {
             if let Err(e) = path_glob(&v) {
-                ctx.err(fi, Diagnostic::error("E0112", g.span, format!("invalid glob `{v}`: {e}")));
+                ctx.err(
+                    fi,
+                    Diagnostic::error("E0112", g.span, format!("invalid glob `{v}`: {e}")),
+                );
                 return None;
             }
             scope.push(v);
@@ -852,7 +1116,12 @@ fn compile_guide(ctx: &mut Ctx, fi: usize, g: &ast::Guide, role: Option<&str>) -
         id: id.unwrap_or_else(|| format!("{}:{}", origin.file, origin.line)),
         title: g.title.node.clone(),
         scope,
-        text: g.body.iter().map(|b| b.node.as_str()).collect::<Vec<_>>().join("\n\n"),
+        text: g
+            .body
+            .iter()
+            .map(|b| b.node.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n"),
         role: role.map(str::to_string),
         origin,
     })
@@ -882,7 +1151,15 @@ fn compile_test(
             ast::TestRequest::Path { op, path } => match PathOp::parse(&op.node) {
                 Some(o) => Some(TestSubject::Request(Request::path(o, path.node.clone()))),
                 None => {
-                    ctx.err(fi, Diagnostic::error("E0102", op.span, format!("unknown path operation `{}`", op.node)).with_help("use read, write or delete"));
+                    ctx.err(
+                        fi,
+                        Diagnostic::error(
+                            "E0102",
+                            op.span,
+                            format!("unknown path operation `{}`", op.node),
+                        )
+                        .with_help("use read, write or delete"),
+                    );
                     None
                 }
             },
@@ -904,7 +1181,15 @@ fn compile_test(
                         ("digest", Some(s)) => p.digest = s,
                         ("signer", Some(s)) => p.signer = Some(s),
                         (other, Some(_)) => {
-                            ctx.err(fi, Diagnostic::error("E0117", k.span, format!("unknown plugin field `{other}`")).with_help("use source, version, digest or signer"));
+                            ctx.err(
+                                fi,
+                                Diagnostic::error(
+                                    "E0117",
+                                    k.span,
+                                    format!("unknown plugin field `{other}`"),
+                                )
+                                .with_help("use source, version, digest or signer"),
+                            );
                             good = false;
                         }
                         (_, None) => good = false,
@@ -923,10 +1208,19 @@ fn compile_test(
                     match (k.node.as_str(), &v.node) {
                         ("message", ast::Value::Str(s)) => req.message = s.clone(),
                         ("findings", ast::Value::List(items)) => {
-                            req.findings = ctx.expand(fi, items, &mut Vec::new()).unwrap_or_default()
+                            req.findings =
+                                ctx.expand(fi, items, &mut Vec::new()).unwrap_or_default()
                         }
                         (other, _) => {
-                            ctx.err(fi, Diagnostic::error("E0117", k.span, format!("unexpected commit field `{other}`")).with_help("use message: \"…\" or findings: [\"rule-id\", …]"));
+                            ctx.err(
+                                fi,
+                                Diagnostic::error(
+                                    "E0117",
+                                    k.span,
+                                    format!("unexpected commit field `{other}`"),
+                                )
+                                .with_help("use message: \"…\" or findings: [\"rule-id\", …]"),
+                            );
                             good = false;
                         }
                     }
@@ -936,7 +1230,8 @@ fn compile_test(
         };
         for r in &c.expect_rules {
             if !ids.contains(&r.node) {
-                let mut d = Diagnostic::error("E0117", r.span, format!("no rule has the id `{}`", r.node));
+                let mut d =
+                    Diagnostic::error("E0117", r.span, format!("no rule has the id `{}`", r.node));
                 if let Some(s) = did_you_mean(&r.node, ids.iter().map(String::as_str)) {
                     d = d.with_help(format!("did you mean `{s}`?"));
                 }
@@ -948,7 +1243,14 @@ fn compile_test(
             if !roles.contains(&role.node) && !role.node.is_empty() {
                 ctx.err(
                     fi,
-                    Diagnostic::warning("W0206", role.span, format!("no `role {}` block exists; only rules outside roles apply", role.node)),
+                    Diagnostic::warning(
+                        "W0206",
+                        role.span,
+                        format!(
+                            "no `role {}` block exists; only rules outside roles apply",
+                            role.node
+                        ),
+                    ),
                 );
             }
         }

@@ -101,7 +101,9 @@ pub(crate) fn rejected(req: Request, rejection: Rejection) -> Decision {
 /// Exec heads are verified against the full pattern (the trie only narrows by prefix).
 pub(crate) fn head_matches(r: &CompiledRule, req: &Request) -> bool {
     match &req.kind {
-        RequestKind::Exec(e) => r.exec_patterns.is_empty() || r.exec_patterns.iter().any(|p| p.matches(&e.argv)),
+        RequestKind::Exec(e) => {
+            r.exec_patterns.is_empty() || r.exec_patterns.iter().any(|p| p.matches(&e.argv))
+        }
         _ => true,
     }
 }
@@ -122,7 +124,11 @@ pub(crate) fn finish<'a>(
             Applies::No(clause) if opts.explain => {
                 let (text, origin) = match clause.and_then(|i| r.clauses.get(i)) {
                     Some(c) => (
-                        format!("{} {}", c.text, if c.negated { "held" } else { "did not hold" }),
+                        format!(
+                            "{} {}",
+                            c.text,
+                            if c.negated { "held" } else { "did not hold" }
+                        ),
                         c.origin.clone(),
                     ),
                     None => (
@@ -146,7 +152,10 @@ pub(crate) fn finish<'a>(
     // an `ask` that a human approves must still run under the sandbox an allow rule demanded.
     let obligations = match verdict {
         Effect::Deny => Vec::new(),
-        _ => matched.iter().flat_map(|r| r.obligations.iter().cloned()).collect(),
+        _ => matched
+            .iter()
+            .flat_map(|r| r.obligations.iter().cloned())
+            .collect(),
     };
     let (decided, overruled): (Vec<&CompiledRule>, Vec<&CompiledRule>) =
         matched.into_iter().partition(|r| r.effect == verdict);
@@ -166,7 +175,12 @@ pub(crate) fn finish<'a>(
 
 /// Role filter, then every `when` must hold and no `unless` may hold. An error in a
 /// clause resolves to the stricter outcome: a deny/ask rule applies, an allow rule does not.
-pub(crate) fn applies(scripts: &ScriptHost, r: &CompiledRule, req: &Request, errors: &mut Vec<EvalError>) -> Applies {
+pub(crate) fn applies(
+    scripts: &ScriptHost,
+    r: &CompiledRule,
+    req: &Request,
+    errors: &mut Vec<EvalError>,
+) -> Applies {
     if let Some(role) = &r.role {
         if req.role.as_deref() != Some(role.as_str()) {
             return Applies::No(None);
@@ -256,12 +270,20 @@ fn val<'a>(v: &'a Val, req: &'a Request) -> Result<V<'a>, String> {
                 None => None,
             };
             match (m, &recv, &arg) {
-                (Method::Len, V::Str(s), None) => V::Int(i64::try_from(s.chars().count()).unwrap_or(i64::MAX)),
-                (Method::Len, V::List(l), None) => V::Int(i64::try_from(l.len()).unwrap_or(i64::MAX)),
-                (Method::StartsWith, V::Str(s), Some(V::Str(p))) => V::Bool(s.starts_with(p.as_ref())),
+                (Method::Len, V::Str(s), None) => {
+                    V::Int(i64::try_from(s.chars().count()).unwrap_or(i64::MAX))
+                }
+                (Method::Len, V::List(l), None) => {
+                    V::Int(i64::try_from(l.len()).unwrap_or(i64::MAX))
+                }
+                (Method::StartsWith, V::Str(s), Some(V::Str(p))) => {
+                    V::Bool(s.starts_with(p.as_ref()))
+                }
                 (Method::EndsWith, V::Str(s), Some(V::Str(p))) => V::Bool(s.ends_with(p.as_ref())),
                 (Method::Contains, V::Str(s), Some(V::Str(p))) => V::Bool(s.contains(p.as_ref())),
-                (Method::Contains, V::List(l), Some(V::Str(p))) => V::Bool(l.iter().any(|x| x == p)),
+                (Method::Contains, V::List(l), Some(V::Str(p))) => {
+                    V::Bool(l.iter().any(|x| x == p))
+                }
                 (Method::SignedBy, V::Str(s), Some(V::Str(k))) => V::Bool(!s.is_empty() && s == k),
                 _ => return Err(format!("method {m:?} cannot be applied here")),
             }
@@ -286,8 +308,14 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
             })
         }
         (Attr::ExecArgv, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.argv)),
-        (Attr::ExecProgram, RequestKind::Exec(e)) => s(e.argv.first().map(|a| crate::exec::basename(a)).unwrap_or("")),
-        (Attr::ExecArgs, RequestKind::Exec(e)) => V::List(Cow::Borrowed(e.argv.get(1..).unwrap_or(&[]))),
+        (Attr::ExecProgram, RequestKind::Exec(e)) => s(e
+            .argv
+            .first()
+            .map(|a| crate::exec::basename(a))
+            .unwrap_or("")),
+        (Attr::ExecArgs, RequestKind::Exec(e)) => {
+            V::List(Cow::Borrowed(e.argv.get(1..).unwrap_or(&[])))
+        }
         (Attr::ExecLine, RequestKind::Exec(e)) => owned(e.argv.join(" ")),
         (Attr::ExecPipedFrom, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.piped_from)),
         (Attr::PluginName, RequestKind::Plugin(p)) => s(&p.name),
@@ -295,11 +323,18 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
         (Attr::PluginVersion, RequestKind::Plugin(p)) => s(&p.version),
         (Attr::PluginDigest, RequestKind::Plugin(p)) => s(&p.digest),
         (Attr::PluginSigner, RequestKind::Plugin(p)) => s(p.signer.as_deref().unwrap_or("")),
-        (Attr::PluginSigned, RequestKind::Plugin(p)) => V::Bool(p.signer.as_deref().is_some_and(|k| !k.is_empty())),
+        (Attr::PluginSigned, RequestKind::Plugin(p)) => {
+            V::Bool(p.signer.as_deref().is_some_and(|k| !k.is_empty()))
+        }
         (Attr::CommitFiles, RequestKind::Commit(c)) => V::List(Cow::Borrowed(&c.files)),
         (Attr::CommitFindings, RequestKind::Commit(c)) => V::List(Cow::Borrowed(&c.findings)),
         (Attr::CommitMessage, RequestKind::Commit(c)) => s(&c.message),
-        (a, _) => return Err(format!("attribute {a:?} is not part of a {} request", req.domain())),
+        (a, _) => {
+            return Err(format!(
+                "attribute {a:?} is not part of a {} request",
+                req.domain()
+            ))
+        }
     })
 }
 
@@ -322,10 +357,9 @@ pub fn decide_naive(set: &PolicySet, req: &Request) -> Decision {
 fn naive_head(r: &CompiledRule, req: &Request) -> bool {
     let any_glob = |subject: &str| {
         r.patterns.is_empty()
-            || r
-                .patterns
-                .iter()
-                .any(|p| crate::glob::path_glob(p).is_ok_and(|g| g.compile_matcher().is_match(subject)))
+            || r.patterns.iter().any(|p| {
+                crate::glob::path_glob(p).is_ok_and(|g| g.compile_matcher().is_match(subject))
+            })
     };
     match &req.kind {
         RequestKind::Path(p) => r.ops & (1 << (p.op as u8)) != 0 && any_glob(&p.path),
@@ -334,4 +368,3 @@ fn naive_head(r: &CompiledRule, req: &Request) -> bool {
         RequestKind::Exec(_) => head_matches(r, req),
     }
 }
-

@@ -51,7 +51,9 @@ mod tests {
     use super::*;
 
     fn m(p: &str, s: &str) -> bool {
-        path_glob(p).map(|g| g.compile_matcher().is_match(s)).unwrap_or(false)
+        path_glob(p)
+            .map(|g| g.compile_matcher().is_match(s))
+            .unwrap_or(false)
     }
 
     #[test]

@@ -80,7 +80,11 @@ impl ArgvTrie {
     fn insert(&mut self, prefix: &[&str], rule: usize) {
         match prefix.split_first() {
             None => self.here.push(rule),
-            Some((w, rest)) => self.children.entry((*w).to_string()).or_default().insert(rest, rule),
+            Some((w, rest)) => self
+                .children
+                .entry((*w).to_string())
+                .or_default()
+                .insert(rest, rule),
         }
     }
 
@@ -104,7 +108,9 @@ impl Index {
         let by_domain = |d: Domain| rules.iter().enumerate().filter(move |(_, r)| r.domain == d);
         let path = PathOp::ALL.map(|op| {
             let bit = 1u8 << (op as u8);
-            GlobIndex::build(by_domain(Domain::Path).filter(move |(_, r)| r.ops & bit != 0 || r.ops == ALL_OPS))
+            GlobIndex::build(
+                by_domain(Domain::Path).filter(move |(_, r)| r.ops & bit != 0 || r.ops == ALL_OPS),
+            )
         });
         let mut exec = ArgvTrie::default();
         for (i, r) in by_domain(Domain::Exec) {

@@ -112,9 +112,11 @@ impl ExecPattern {
         if argv.len() < self.words.len() || (!self.rest && argv.len() != self.words.len()) {
             return false;
         }
-        self.words.iter().zip(argv).enumerate().all(|(i, (p, a))| {
-            p.is_match(a) || (i == 0 && p.is_match(crate::exec::basename(a)))
-        })
+        self.words
+            .iter()
+            .zip(argv)
+            .enumerate()
+            .all(|(i, (p, a))| p.is_match(a) || (i == 0 && p.is_match(crate::exec::basename(a))))
     }
 }
 

@@ -27,4 +27,6 @@ pub use eval::EvalOptions;
 pub use exec::ShellOptions;
 pub use ir::Layer;
 pub use policy::PolicySet;
-pub use request::{CommitRequest, Domain, ExecRequest, PathOp, PathRequest, PluginRequest, Request, RequestKind};
+pub use request::{
+    CommitRequest, Domain, ExecRequest, PathOp, PathRequest, PluginRequest, Request, RequestKind,
+};

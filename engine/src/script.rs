@@ -109,7 +109,10 @@ impl ScriptHost {
                 scope.push_constant("argv", list(&e.argv));
                 scope.push_constant(
                     "program",
-                    e.argv.first().map(|a| crate::exec::basename(a).to_string()).unwrap_or_default(),
+                    e.argv
+                        .first()
+                        .map(|a| crate::exec::basename(a).to_string())
+                        .unwrap_or_default(),
                 );
                 scope.push_constant("piped_from", list(&e.piped_from));
             }
@@ -140,8 +143,16 @@ impl ScriptHost {
 fn position_offset(body: &str, pos: rhai::Position) -> Option<usize> {
     let line = pos.line()?;
     let col = pos.position().unwrap_or(1);
-    let start: usize = body.split_inclusive('\n').take(line - 1).map(str::len).sum();
+    let start: usize = body
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum();
     let line_text = body.get(start..)?.lines().next().unwrap_or("");
-    let in_line: usize = line_text.chars().take(col.saturating_sub(1)).map(char::len_utf8).sum();
+    let in_line: usize = line_text
+        .chars()
+        .take(col.saturating_sub(1))
+        .map(char::len_utf8)
+        .sum();
     Some(start + in_line)
 }

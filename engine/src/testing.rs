@@ -39,7 +39,10 @@ pub struct TestReport {
 impl TestReport {
     /// Ids of rules no test case exercised, in policy order.
     pub fn uncovered<'a>(&self, set: &'a PolicySet) -> Vec<&'a crate::ir::CompiledRule> {
-        set.rules.iter().filter(|r| !self.exercised.contains(&r.id)).collect()
+        set.rules
+            .iter()
+            .filter(|r| !self.exercised.contains(&r.id))
+            .collect()
     }
 }
 
@@ -60,14 +63,25 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
         for c in &t.cases {
             let (actual, hits): (Effect, Vec<RuleHit>) = match &c.subject {
                 TestSubject::Request(r) => {
-                    let d = set.decide(&r.clone().with_role(c.role.clone()), EvalOptions::default());
-                    exercised.extend(d.decided_by.iter().chain(&d.overruled).map(|h| h.id.clone()));
+                    let d =
+                        set.decide(&r.clone().with_role(c.role.clone()), EvalOptions::default());
+                    exercised.extend(
+                        d.decided_by
+                            .iter()
+                            .chain(&d.overruled)
+                            .map(|h| h.id.clone()),
+                    );
                     (d.verdict, d.decided_by)
                 }
                 TestSubject::Shell(line) => {
                     let d = set.decide_shell(line, c.role.as_deref(), ShellOptions::default());
                     for p in &d.parts {
-                        exercised.extend(p.decided_by.iter().chain(&p.overruled).map(|h| h.id.clone()));
+                        exercised.extend(
+                            p.decided_by
+                                .iter()
+                                .chain(&p.overruled)
+                                .map(|h| h.id.clone()),
+                        );
                     }
                     let hits = d.decided_by().into_iter().cloned().collect();
                     (d.verdict, hits)

@@ -14,32 +14,70 @@ fn unknown_attribute_is_a_check_time_error_with_a_suggestion() {
     let src = "language 1;\ndeny path write \"x\"\n    when path.opp == \"write\" because \"x\";";
     assert_eq!(one(src), ("E0108", 3, 10));
     let out = compile_user(src);
-    let d = out.diagnostics.iter().find(|d| d.diagnostic.is_error()).map(|d| out.render(d)).unwrap_or_default();
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.diagnostic.is_error())
+        .map(|d| out.render(d))
+        .unwrap_or_default();
     assert!(d.contains("did you mean `path.op`?"), "{d}");
     assert!(d.contains("main.policy:3:10"), "{d}");
 }
 
 #[test]
 fn attributes_of_another_domain_are_rejected() {
-    assert_eq!(one("language 1;\ndeny path write \"x\" when exec.argv contains \"a\" because \"x\";"), ("E0109", 2, 26));
+    assert_eq!(
+        one("language 1;\ndeny path write \"x\" when exec.argv contains \"a\" because \"x\";"),
+        ("E0109", 2, 26)
+    );
 }
 
 #[test]
 fn type_mismatches_are_located_at_the_operator() {
-    assert_eq!(one("language 1;\ndeny exec \"*\" when exec.argv == \"a\" because \"x\";"), ("E0110", 2, 30));
-    assert_eq!(one("language 1;\ndeny exec \"*\" when exec.program > 3 because \"x\";"), ("E0110", 2, 33));
-    assert_eq!(one("language 1;\ndeny exec \"*\" when exec.program because \"x\";"), ("E0110", 2, 20));
-    assert_eq!(one("language 1;\ndeny exec \"*\" when exec.program in \"a\" because \"x\";"), ("E0110", 2, 33));
+    assert_eq!(
+        one("language 1;\ndeny exec \"*\" when exec.argv == \"a\" because \"x\";"),
+        ("E0110", 2, 30)
+    );
+    assert_eq!(
+        one("language 1;\ndeny exec \"*\" when exec.program > 3 because \"x\";"),
+        ("E0110", 2, 33)
+    );
+    assert_eq!(
+        one("language 1;\ndeny exec \"*\" when exec.program because \"x\";"),
+        ("E0110", 2, 20)
+    );
+    assert_eq!(
+        one("language 1;\ndeny exec \"*\" when exec.program in \"a\" because \"x\";"),
+        ("E0110", 2, 33)
+    );
 }
 
 #[test]
 fn unknown_domain_operation_method_annotation() {
-    assert_eq!(one("language 1;\ndeny paht write \"x\" because \"x\";"), ("E0101", 2, 6));
-    assert_eq!(one("language 1;\ndeny path wrte \"x\" because \"x\";"), ("E0102", 2, 11));
-    assert_eq!(one("language 1;\ndeny exec run \"x\" because \"x\";"), ("E0102", 2, 11));
-    assert_eq!(one("language 1;\ndeny exec \"*\" when exec.argv.size() > 1 because \"x\";"), ("E0111", 2, 20));
-    assert_eq!(one("language 1;\n@owner(\"me\")\ndeny exec \"*\" because \"x\";"), ("E0107", 2, 2));
-    assert_eq!(one("language 1;\n@severity(fatal)\ndeny exec \"*\" because \"x\";"), ("E0107", 2, 11));
+    assert_eq!(
+        one("language 1;\ndeny paht write \"x\" because \"x\";"),
+        ("E0101", 2, 6)
+    );
+    assert_eq!(
+        one("language 1;\ndeny path wrte \"x\" because \"x\";"),
+        ("E0102", 2, 11)
+    );
+    assert_eq!(
+        one("language 1;\ndeny exec run \"x\" because \"x\";"),
+        ("E0102", 2, 11)
+    );
+    assert_eq!(
+        one("language 1;\ndeny exec \"*\" when exec.argv.size() > 1 because \"x\";"),
+        ("E0111", 2, 20)
+    );
+    assert_eq!(
+        one("language 1;\n@owner(\"me\")\ndeny exec \"*\" because \"x\";"),
+        ("E0107", 2, 2)
+    );
+    assert_eq!(
+        one("language 1;\n@severity(fatal)\ndeny exec \"*\" because \"x\";"),
+        ("E0107", 2, 11)
+    );
 }
 
 #[test]
@@ -48,28 +86,52 @@ fn duplicates_and_undefined_names() {
         one("language 1;\n@id(\"a\") deny exec \"x\" because \"x\";\n@id(\"a\") deny exec \"y\" because \"y\";"),
         ("E0106", 3, 1)
     );
-    assert_eq!(one("language 1;\ndefault path = allow;\ndefault path = deny;"), ("E0103", 3, 1));
-    assert_eq!(one("language 1;\nlet a = [\"x\"];\nlet a = [\"y\"];"), ("E0104", 3, 5));
-    assert_eq!(one("language 1;\ndeny path write $nope because \"x\";"), ("E0105", 2, 17));
+    assert_eq!(
+        one("language 1;\ndefault path = allow;\ndefault path = deny;"),
+        ("E0103", 3, 1)
+    );
+    assert_eq!(
+        one("language 1;\nlet a = [\"x\"];\nlet a = [\"y\"];"),
+        ("E0104", 3, 5)
+    );
+    assert_eq!(
+        one("language 1;\ndeny path write $nope because \"x\";"),
+        ("E0105", 2, 17)
+    );
     assert_eq!(one("language 1;\nlet a = [$b];\nlet b = [$a];").0, "E0118");
 }
 
 #[test]
 fn obligations_are_checked() {
-    assert_eq!(one("language 1;\ndeny exec \"x\" with sandbox { network: none } because \"x\";"), ("E0113", 2, 15));
-    assert_eq!(one("language 1;\nallow exec \"x\" with sandbox { netwrk: none } because \"x\";"), ("E0113", 2, 31));
-    assert_eq!(one("language 1;\nallow path write \"x\" with sandbox { network: none } because \"x\";"), ("E0113", 2, 27));
+    assert_eq!(
+        one("language 1;\ndeny exec \"x\" with sandbox { network: none } because \"x\";"),
+        ("E0113", 2, 15)
+    );
+    assert_eq!(
+        one("language 1;\nallow exec \"x\" with sandbox { netwrk: none } because \"x\";"),
+        ("E0113", 2, 31)
+    );
+    assert_eq!(
+        one("language 1;\nallow path write \"x\" with sandbox { network: none } because \"x\";"),
+        ("E0113", 2, 27)
+    );
 }
 
 #[test]
 fn globs_versions_and_tests_are_checked() {
-    assert_eq!(one("language 1;\ndeny path write \"src/[a\" because \"x\";"), ("E0112", 2, 17));
+    assert_eq!(
+        one("language 1;\ndeny path write \"src/[a\" because \"x\";"),
+        ("E0112", 2, 17)
+    );
     assert_eq!(one("language 2;"), ("E0116", 1, 1));
     assert_eq!(
         one("language 1;\n@id(\"r\") deny exec \"x\" because \"x\";\ntest \"t\" { exec \"x\" => deny(rr); }"),
         ("E0117", 3, 29)
     );
-    assert_eq!(one("language 1;\ntest \"t\" { path wrte \"x\" => deny; }"), ("E0102", 2, 17));
+    assert_eq!(
+        one("language 1;\ntest \"t\" { path wrte \"x\" => deny; }"),
+        ("E0102", 2, 17)
+    );
 }
 
 #[test]
@@ -92,8 +154,13 @@ fn warnings_do_not_block_compilation() {
 
 #[test]
 fn a_policy_with_errors_is_never_produced() {
-    let out = compile_user("language 1;\ndeny path wrte \"x\" because \"x\";\nallow exec \"*\" because \"y\";");
-    assert!(out.policy.is_none(), "fail closed: no policy set when any error exists");
+    let out = compile_user(
+        "language 1;\ndeny path wrte \"x\" because \"x\";\nallow exec \"*\" because \"y\";",
+    );
+    assert!(
+        out.policy.is_none(),
+        "fail closed: no policy set when any error exists"
+    );
 }
 
 #[test]

@@ -6,8 +6,20 @@ use contextos_engine::eval::decide_naive;
 use contextos_engine::*;
 use proptest::prelude::*;
 
-const SEGS: &[&str] = &["src", "lib", "a", "b", ".env", "x.rs", "y.pem", "docs", "Cargo.lock"];
-const WORDS: &[&str] = &["git", "push", "--force", "cargo", "test", "rm", "-rf", "/", "origin", "x"];
+const SEGS: &[&str] = &[
+    "src",
+    "lib",
+    "a",
+    "b",
+    ".env",
+    "x.rs",
+    "y.pem",
+    "docs",
+    "Cargo.lock",
+];
+const WORDS: &[&str] = &[
+    "git", "push", "--force", "cargo", "test", "rm", "-rf", "/", "origin", "x",
+];
 
 fn glob_seg() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -59,21 +71,37 @@ fn exec_cond() -> impl Strategy<Value = String> {
         Just(String::new()),
         Just(" when exec.args contains \"--force\"".to_string()),
         Just(" unless exec.argv.len() > 3".to_string()),
-        Just(" when exec.program in [\"git\", \"rm\"] and not (role == \"maintainer\")".to_string()),
+        Just(
+            " when exec.program in [\"git\", \"rm\"] and not (role == \"maintainer\")".to_string()
+        ),
         Just(" when script { argv.contains(\"-rf\") }".to_string()),
     ]
 }
 
 fn policy() -> impl Strategy<Value = String> {
-    let path_rule = (effect(), proptest::sample::subsequence(vec!["read", "write", "delete"], 0..=3), proptest::collection::vec(path_pattern(), 0..3), path_cond())
+    let path_rule = (
+        effect(),
+        proptest::sample::subsequence(vec!["read", "write", "delete"], 0..=3),
+        proptest::collection::vec(path_pattern(), 0..3),
+        path_cond(),
+    )
         .prop_map(|(e, ops, pats, cond)| {
             let pats: Vec<String> = pats.iter().map(|p| format!("\"{p}\"")).collect();
-            format!("{e} path {} {}{cond} because \"r\";", ops.join(", "), pats.join(", "))
+            format!(
+                "{e} path {} {}{cond} because \"r\";",
+                ops.join(", "),
+                pats.join(", ")
+            )
         });
-    let exec_rule = (effect(), proptest::collection::vec(exec_pattern(), 0..3), exec_cond()).prop_map(|(e, pats, cond)| {
-        let pats: Vec<String> = pats.iter().map(|p| format!("\"{p}\"")).collect();
-        format!("{e} exec {}{cond} because \"r\";", pats.join(", "))
-    });
+    let exec_rule = (
+        effect(),
+        proptest::collection::vec(exec_pattern(), 0..3),
+        exec_cond(),
+    )
+        .prop_map(|(e, pats, cond)| {
+            let pats: Vec<String> = pats.iter().map(|p| format!("\"{p}\"")).collect();
+            format!("{e} exec {}{cond} because \"r\";", pats.join(", "))
+        });
     let rule = prop_oneof![path_rule, exec_rule];
     (proptest::collection::vec((rule, any::<bool>()), 0..24), effect(), effect()).prop_map(|(rules, dp, de)| {
         let mut src = format!("language 1;\ndefault path = {dp};\ndefault exec = {de};\ndefault plugin = deny;\ndefault commit = allow;\n");
@@ -89,10 +117,16 @@ fn policy() -> impl Strategy<Value = String> {
 }
 
 fn request() -> impl Strategy<Value = Request> {
-    let role = proptest::option::of(proptest::sample::select(&["maintainer", "reviewer"][..]).prop_map(String::from));
-    let path = (proptest::sample::select(&[PathOp::Read, PathOp::Write, PathOp::Delete][..]), proptest::collection::vec(proptest::sample::select(SEGS), 1..4))
+    let role = proptest::option::of(
+        proptest::sample::select(&["maintainer", "reviewer"][..]).prop_map(String::from),
+    );
+    let path = (
+        proptest::sample::select(&[PathOp::Read, PathOp::Write, PathOp::Delete][..]),
+        proptest::collection::vec(proptest::sample::select(SEGS), 1..4),
+    )
         .prop_map(|(op, segs)| Request::path(op, segs.join("/")));
-    let exec = proptest::collection::vec(proptest::sample::select(WORDS), 1..5).prop_map(Request::exec);
+    let exec =
+        proptest::collection::vec(proptest::sample::select(WORDS), 1..5).prop_map(Request::exec);
     (prop_oneof![path, exec], role).prop_map(|(r, role)| r.with_role(role))
 }
 
@@ -152,7 +186,10 @@ fn stdlib() -> PolicySet {
     let sources: Vec<PolicySource> = ["defaults", "exec-baseline", "self-protection"]
         .iter()
         .map(|n| {
-            let path = format!("{}/../stdlib-policies/policies/{n}.policy", env!("CARGO_MANIFEST_DIR"));
+            let path = format!(
+                "{}/../stdlib-policies/policies/{n}.policy",
+                env!("CARGO_MANIFEST_DIR")
+            );
             PolicySource {
                 name: n.to_string(),
                 text: std::fs::read_to_string(&path).unwrap_or_default(),
@@ -160,5 +197,7 @@ fn stdlib() -> PolicySet {
             }
         })
         .collect();
-    compile(&sources, &CompileOptions::default()).policy.unwrap_or_else(|| panic!("stdlib must compile"))
+    compile(&sources, &CompileOptions::default())
+        .policy
+        .unwrap_or_else(|| panic!("stdlib must compile"))
 }

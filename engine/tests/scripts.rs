@@ -7,7 +7,9 @@ use contextos_engine::*;
 const H: &str = "language 1;\ndefault path = allow;\ndefault exec = allow;\ndefault plugin = deny;\ndefault commit = allow;\n";
 
 fn rule(effect: &str, body: &str) -> PolicySet {
-    set(&format!("{H}@id(\"s\") {effect} exec \"*\" when script {{ {body} }} because \"script\";"))
+    set(&format!(
+        "{H}@id(\"s\") {effect} exec \"*\" when script {{ {body} }} because \"script\";"
+    ))
 }
 
 #[test]
@@ -15,12 +17,21 @@ fn scripts_see_the_request() {
     let s = set(&format!(
         "{H}@id(\"argv-sanity\") deny exec \"*\" when script {{\n    argv.len() > 4 || argv.contains(\"--no-verify\")\n}} because \"Suspicious arguments.\";"
     ));
-    assert_eq!(exec(&s, &["git", "commit", "--no-verify"]).rule_ids(), ["argv-sanity"]);
+    assert_eq!(
+        exec(&s, &["git", "commit", "--no-verify"]).rule_ids(),
+        ["argv-sanity"]
+    );
     assert_eq!(exec(&s, &["a", "b", "c", "d", "e"]).verdict, Effect::Deny);
     assert_eq!(exec(&s, &["git", "status"]).verdict, Effect::Allow);
     let s = set(&format!("{H}@id(\"p\") deny path write \"**\" when script {{ path.ends_with(\".pem\") && op == \"write\" && role == \"\" }} because \"p\";"));
-    assert_eq!(path(&s, PathOp::Write, "k/a.pem", None).verdict, Effect::Deny);
-    assert_eq!(path(&s, PathOp::Write, "k/a.pem", Some("ops")).verdict, Effect::Allow);
+    assert_eq!(
+        path(&s, PathOp::Write, "k/a.pem", None).verdict,
+        Effect::Deny
+    );
+    assert_eq!(
+        path(&s, PathOp::Write, "k/a.pem", Some("ops")).verdict,
+        Effect::Allow
+    );
 }
 
 fn assert_errors_to(effect: &str, body: &str, want: Effect, needle: &str) {
@@ -28,16 +39,28 @@ fn assert_errors_to(effect: &str, body: &str, want: Effect, needle: &str) {
     let d = exec(&s, &["anything"]);
     assert_eq!(d.verdict, want, "{effect} with {body}");
     assert_eq!(d.errors.len(), 1, "{:?}", d.errors);
-    assert!(d.errors[0].message.contains(needle), "{:?} should mention {needle}", d.errors[0].message);
+    assert!(
+        d.errors[0].message.contains(needle),
+        "{:?} should mention {needle}",
+        d.errors[0].message
+    );
 }
 
 #[test]
 fn an_infinite_loop_hits_the_operation_limit_and_fails_closed() {
     assert_errors_to("deny", "loop { } true", Effect::Deny, "operations");
-    assert_errors_to("ask", "let x = 0; while true { x += 1; } true", Effect::Ask, "operations");
+    assert_errors_to(
+        "ask",
+        "let x = 0; while true { x += 1; } true",
+        Effect::Ask,
+        "operations",
+    );
     // An allow rule whose script errors does not apply: the default (allow here) decides,
     // and a deny default would deny. Never does an error *grant* anything.
-    let s = set(&format!("{}@id(\"s\") allow exec \"*\" when script {{ loop {{ }} true }} because \"x\";", H.replace("default exec = allow", "default exec = deny")));
+    let s = set(&format!(
+        "{}@id(\"s\") allow exec \"*\" when script {{ loop {{ }} true }} because \"x\";",
+        H.replace("default exec = allow", "default exec = deny")
+    ));
     let d = exec(&s, &["x"]);
     assert_eq!(d.verdict, Effect::Deny);
     assert_eq!(d.errors[0].resolved_as, "not applied");
@@ -50,8 +73,18 @@ fn deep_recursion_hits_the_call_limit() {
 
 #[test]
 fn huge_allocations_hit_the_size_limits() {
-    assert_errors_to("deny", "let s = \"x\"; loop { s += s; } true", Effect::Deny, "");
-    assert_errors_to("deny", "let a = [1]; loop { a += a; } true", Effect::Deny, "");
+    assert_errors_to(
+        "deny",
+        "let s = \"x\"; loop { s += s; } true",
+        Effect::Deny,
+        "",
+    );
+    assert_errors_to(
+        "deny",
+        "let a = [1]; loop { a += a; } true",
+        Effect::Deny,
+        "",
+    );
 }
 
 #[test]
@@ -61,9 +94,20 @@ fn a_non_boolean_result_is_an_error() {
 
 #[test]
 fn no_io_no_modules_no_print_no_eval() {
-    for body in ["import \"x\" as y; true", "eval(\"true\")", "print(\"x\"); true"] {
-        let out = compile_user(&format!("{H}deny exec \"*\" when script {{ {body} }} because \"x\";"));
-        let codes: Vec<&str> = out.diagnostics.iter().filter(|d| d.diagnostic.is_error()).map(|d| d.diagnostic.code).collect();
+    for body in [
+        "import \"x\" as y; true",
+        "eval(\"true\")",
+        "print(\"x\"); true",
+    ] {
+        let out = compile_user(&format!(
+            "{H}deny exec \"*\" when script {{ {body} }} because \"x\";"
+        ));
+        let codes: Vec<&str> = out
+            .diagnostics
+            .iter()
+            .filter(|d| d.diagnostic.is_error())
+            .map(|d| d.diagnostic.code)
+            .collect();
         assert_eq!(codes, ["E0114"], "{body} must not compile");
     }
     // No clock: the function does not exist, the call fails, the deny rule applies.

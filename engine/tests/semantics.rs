@@ -18,7 +18,14 @@ fn deny_beats_ask_beats_allow_in_any_order() {
         "@id(\"d\") deny path write \"src/secret/**\" because \"d\";",
     ];
     // All 6 orders give the same verdicts.
-    let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+    let orders = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
     for order in orders {
         let body: Vec<&str> = order.iter().map(|&i| rules[i]).collect();
         let s = set(&with_header(&body.join("\n")));
@@ -36,14 +43,19 @@ fn deny_beats_ask_beats_allow_in_any_order() {
 
 #[test]
 fn defaults_apply_per_domain_when_nothing_matches() {
-    let s = set(&with_header("@id(\"x\") deny path write \"x\" because \"x\";"));
+    let s = set(&with_header(
+        "@id(\"x\") deny path write \"x\" because \"x\";",
+    ));
     let d = path(&s, PathOp::Write, "y", None);
     assert!(d.default_applied);
     assert_eq!(d.verdict, Effect::Allow);
     assert!(d.decided_by.is_empty());
     assert_eq!(exec(&s, &["make"]).verdict, Effect::Ask);
     let p = s.decide(
-        &Request::new(RequestKind::Plugin(PluginRequest { name: "p".into(), ..Default::default() })),
+        &Request::new(RequestKind::Plugin(PluginRequest {
+            name: "p".into(),
+            ..Default::default()
+        })),
         EvalOptions::default(),
     );
     assert_eq!(p.verdict, Effect::Deny);
@@ -51,21 +63,49 @@ fn defaults_apply_per_domain_when_nothing_matches() {
 
 #[test]
 fn operations_scope_path_rules() {
-    let s = set(&with_header("@id(\"w\") deny path write, delete \"locked/**\" because \"w\";"));
-    assert_eq!(path(&s, PathOp::Write, "locked/a", None).verdict, Effect::Deny);
-    assert_eq!(path(&s, PathOp::Delete, "locked/a", None).verdict, Effect::Deny);
-    assert_eq!(path(&s, PathOp::Read, "locked/a", None).verdict, Effect::Allow);
+    let s = set(&with_header(
+        "@id(\"w\") deny path write, delete \"locked/**\" because \"w\";",
+    ));
+    assert_eq!(
+        path(&s, PathOp::Write, "locked/a", None).verdict,
+        Effect::Deny
+    );
+    assert_eq!(
+        path(&s, PathOp::Delete, "locked/a", None).verdict,
+        Effect::Deny
+    );
+    assert_eq!(
+        path(&s, PathOp::Read, "locked/a", None).verdict,
+        Effect::Allow
+    );
 }
 
 #[test]
 fn globs_are_segment_aware_and_case_sensitive() {
-    let s = set(&with_header("@id(\"g\") deny path write \"src/*.rs\", \"**/.env\" because \"g\";"));
-    assert_eq!(path(&s, PathOp::Write, "src/a.rs", None).verdict, Effect::Deny);
-    assert_eq!(path(&s, PathOp::Write, "src/x/a.rs", None).verdict, Effect::Allow);
-    assert_eq!(path(&s, PathOp::Write, "SRC/a.rs", None).verdict, Effect::Allow);
+    let s = set(&with_header(
+        "@id(\"g\") deny path write \"src/*.rs\", \"**/.env\" because \"g\";",
+    ));
+    assert_eq!(
+        path(&s, PathOp::Write, "src/a.rs", None).verdict,
+        Effect::Deny
+    );
+    assert_eq!(
+        path(&s, PathOp::Write, "src/x/a.rs", None).verdict,
+        Effect::Allow
+    );
+    assert_eq!(
+        path(&s, PathOp::Write, "SRC/a.rs", None).verdict,
+        Effect::Allow
+    );
     assert_eq!(path(&s, PathOp::Write, ".env", None).verdict, Effect::Deny);
-    assert_eq!(path(&s, PathOp::Write, "deep/er/.env", None).verdict, Effect::Deny);
-    assert_eq!(path(&s, PathOp::Write, "deep/.envrc", None).verdict, Effect::Allow);
+    assert_eq!(
+        path(&s, PathOp::Write, "deep/er/.env", None).verdict,
+        Effect::Deny
+    );
+    assert_eq!(
+        path(&s, PathOp::Write, "deep/.envrc", None).verdict,
+        Effect::Allow
+    );
 }
 
 #[test]
@@ -74,11 +114,26 @@ fn paths_are_canonicalised_before_rules_see_them() {
     // `./src//a.rs` is `src/a.rs`; the deny rule sees the canonical form.
     let d = path(&s, PathOp::Write, "./src//a.rs", None);
     assert_eq!(d.verdict, Effect::Deny);
-    assert_eq!(d.request.kind, RequestKind::Path(PathRequest { op: PathOp::Write, path: "src/a.rs".into() }));
-    for (p, code) in [("/etc/passwd", "path.absolute"), ("a/../../b", "path.traversal"), ("a\0b", "path.nul"), ("C:/x", "path.drive")] {
+    assert_eq!(
+        d.request.kind,
+        RequestKind::Path(PathRequest {
+            op: PathOp::Write,
+            path: "src/a.rs".into()
+        })
+    );
+    for (p, code) in [
+        ("/etc/passwd", "path.absolute"),
+        ("a/../../b", "path.traversal"),
+        ("a\0b", "path.nul"),
+        ("C:/x", "path.drive"),
+    ] {
         let d = path(&s, PathOp::Read, p, None);
         assert_eq!(d.verdict, Effect::Deny, "{p}");
-        assert_eq!(d.rejection.as_ref().map(|r| r.code.as_str()), Some(code), "{p}");
+        assert_eq!(
+            d.rejection.as_ref().map(|r| r.code.as_str()),
+            Some(code),
+            "{p}"
+        );
         assert!(d.decided_by.is_empty(), "no rule saw {p}");
     }
 }
@@ -88,19 +143,39 @@ fn exec_patterns_match_argv_prefixes_on_word_boundaries() {
     let s = set(&with_header(
         "@id(\"fp\") deny exec \"git push --force *\" because \"f\";\n@id(\"ct\") allow exec \"cargo test *\" because \"t\";\n@id(\"exact\") allow exec \"make\" because \"m\";",
     ));
-    assert_eq!(exec(&s, &["git", "push", "--force", "origin"]).verdict, Effect::Deny);
-    assert_eq!(exec(&s, &["git", "push", "--force"]).verdict, Effect::Deny, "trailing * matches zero words");
+    assert_eq!(
+        exec(&s, &["git", "push", "--force", "origin"]).verdict,
+        Effect::Deny
+    );
+    assert_eq!(
+        exec(&s, &["git", "push", "--force"]).verdict,
+        Effect::Deny,
+        "trailing * matches zero words"
+    );
     assert_eq!(exec(&s, &["git", "push", "--forcex"]).verdict, Effect::Ask);
     assert_eq!(exec(&s, &["git", "pushx", "--force"]).verdict, Effect::Ask);
-    assert_eq!(exec(&s, &["/usr/bin/git", "push", "--force"]).verdict, Effect::Deny, "argv[0] by basename");
-    assert_eq!(exec(&s, &["cargo", "test", "-p", "core"]).verdict, Effect::Allow);
+    assert_eq!(
+        exec(&s, &["/usr/bin/git", "push", "--force"]).verdict,
+        Effect::Deny,
+        "argv[0] by basename"
+    );
+    assert_eq!(
+        exec(&s, &["cargo", "test", "-p", "core"]).verdict,
+        Effect::Allow
+    );
     assert_eq!(exec(&s, &["make"]).verdict, Effect::Allow);
-    assert_eq!(exec(&s, &["make", "all"]).verdict, Effect::Ask, "no trailing * means exact length");
+    assert_eq!(
+        exec(&s, &["make", "all"]).verdict,
+        Effect::Ask,
+        "no trailing * means exact length"
+    );
 }
 
 #[test]
 fn exec_word_globs() {
-    let s = set(&with_header("@id(\"py\") deny exec \"python* -c *\" because \"p\";"));
+    let s = set(&with_header(
+        "@id(\"py\") deny exec \"python* -c *\" because \"p\";",
+    ));
     assert_eq!(exec(&s, &["python3.12", "-c", "x"]).verdict, Effect::Deny);
     assert_eq!(exec(&s, &["python3", "x.py"]).verdict, Effect::Ask);
 }
@@ -110,12 +185,24 @@ fn roles_apply_only_to_requests_carrying_them() {
     let s = set(&with_header(
         "role reviewer {\n  @id(\"rv\") deny path write \"**\" because \"Reviewers never edit.\";\n}\n@id(\"lock\") ask path write \"Cargo.lock\" when role != \"maintainer\" because \"review\";",
     ));
-    assert_eq!(path(&s, PathOp::Write, "a.rs", Some("reviewer")).verdict, Effect::Deny);
+    assert_eq!(
+        path(&s, PathOp::Write, "a.rs", Some("reviewer")).verdict,
+        Effect::Deny
+    );
     let d = path(&s, PathOp::Write, "a.rs", None);
     assert_eq!(d.verdict, Effect::Allow);
-    assert!(d.why_not.iter().any(|w| w.rule.id == "rv" && w.clause.contains("role")));
-    assert_eq!(path(&s, PathOp::Write, "Cargo.lock", None).verdict, Effect::Ask);
-    assert_eq!(path(&s, PathOp::Write, "Cargo.lock", Some("maintainer")).verdict, Effect::Allow);
+    assert!(d
+        .why_not
+        .iter()
+        .any(|w| w.rule.id == "rv" && w.clause.contains("role")));
+    assert_eq!(
+        path(&s, PathOp::Write, "Cargo.lock", None).verdict,
+        Effect::Ask
+    );
+    assert_eq!(
+        path(&s, PathOp::Write, "Cargo.lock", Some("maintainer")).verdict,
+        Effect::Allow
+    );
 }
 
 #[test]
@@ -131,7 +218,10 @@ fn why_not_names_the_failing_clause() {
     assert_eq!(w.clause, "unless path matches \"**/.env.example\" held");
     assert_eq!((w.origin.line, w.origin.col), (7, 10));
     // Not collected unless asked.
-    let quiet = s.decide(&Request::path(PathOp::Write, "app/.env.example"), EvalOptions::default());
+    let quiet = s.decide(
+        &Request::path(PathOp::Write, "app/.env.example"),
+        EvalOptions::default(),
+    );
     assert!(quiet.why_not.is_empty());
 }
 
@@ -147,9 +237,15 @@ fn conditions_cover_every_operator() {
 @id("eqint") allow exec "echo *" when exec.args.len() == 1 and exec.program == "echo" because "e";
 "#,
     ));
-    assert_eq!(exec(&s, &["a", "1", "2", "3", "4", "5"]).rule_ids(), ["len"]);
+    assert_eq!(
+        exec(&s, &["a", "1", "2", "3", "4", "5"]).rule_ids(),
+        ["len"]
+    );
     assert_eq!(exec(&s, &["npm", "i"]).rule_ids(), ["in"]);
-    assert_eq!(exec(&s, &["git", "commit", "--no-verify"]).rule_ids(), ["contains"]);
+    assert_eq!(
+        exec(&s, &["git", "commit", "--no-verify"]).rule_ids(),
+        ["contains"]
+    );
     assert_eq!(exec(&s, &["docker", "run"]).rule_ids(), ["starts"]);
     assert_eq!(exec(&s, &["docker", "ps"]).verdict, Effect::Ask, "default");
     assert!(exec(&s, &["docker", "ps"]).decided_by.is_empty());
@@ -184,12 +280,22 @@ fn lets_splice_and_user_lets_override_stdlib_lets() {
     let user = "language 1;\nlet protected = [\"b/**\", $extra];\nlet extra = \"c/**\";";
     let out = compile(
         &[
-            PolicySource { name: "std.policy".into(), text: stdlib.into(), layer: Layer::Stdlib },
-            PolicySource { name: "user.policy".into(), text: user.into(), layer: Layer::User },
+            PolicySource {
+                name: "std.policy".into(),
+                text: stdlib.into(),
+                layer: Layer::Stdlib,
+            },
+            PolicySource {
+                name: "user.policy".into(),
+                text: user.into(),
+                layer: Layer::User,
+            },
         ],
         &CompileOptions::default(),
     );
-    let s = out.policy.unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    let s = out
+        .policy
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
     assert_eq!(path(&s, PathOp::Write, "a/x", None).verdict, Effect::Allow);
     assert_eq!(path(&s, PathOp::Write, "b/x", None).verdict, Effect::Deny);
     assert_eq!(path(&s, PathOp::Write, "c/x", None).verdict, Effect::Deny);
@@ -199,17 +305,28 @@ fn lets_splice_and_user_lets_override_stdlib_lets() {
 fn disabled_rules_are_left_out() {
     let src = with_header("@id(\"x\") deny path write \"x\" because \"x\";");
     let out = compile(
-        &[PolicySource { name: "m.policy".into(), text: src, layer: Layer::User }],
-        &CompileOptions { disabled_rules: vec!["x".into()] },
+        &[PolicySource {
+            name: "m.policy".into(),
+            text: src,
+            layer: Layer::User,
+        }],
+        &CompileOptions {
+            disabled_rules: vec!["x".into()],
+        },
     );
-    let s = out.policy.unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    let s = out
+        .policy
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
     assert_eq!(path(&s, PathOp::Write, "x", None).verdict, Effect::Allow);
 }
 
 #[test]
 fn rule_ids_default_to_file_and_line() {
     let s = set(&with_header("deny path write \"x\" because \"x\";"));
-    assert_eq!(path(&s, PathOp::Write, "x", None).rule_ids(), ["main.policy:6"]);
+    assert_eq!(
+        path(&s, PathOp::Write, "x", None).rule_ids(),
+        ["main.policy:6"]
+    );
 }
 
 #[test]
@@ -234,10 +351,27 @@ fn plugin_and_commit_domains() {
         )
         .verdict
     };
-    assert_eq!(plugin("github.com/acme/pack", "=1.0.0", Some("acme-release")), Effect::Allow);
-    assert_eq!(plugin("github.com/acme/pack", "=1.0.0", Some("mallory")), Effect::Deny);
-    assert_eq!(plugin("github.com/acme/nested/pack", "=1.0.0", Some("acme-release")), Effect::Deny, "* stays in a segment");
-    assert_eq!(plugin("github.com/acme/pack", "latest", Some("acme-release")), Effect::Deny);
+    assert_eq!(
+        plugin("github.com/acme/pack", "=1.0.0", Some("acme-release")),
+        Effect::Allow
+    );
+    assert_eq!(
+        plugin("github.com/acme/pack", "=1.0.0", Some("mallory")),
+        Effect::Deny
+    );
+    assert_eq!(
+        plugin(
+            "github.com/acme/nested/pack",
+            "=1.0.0",
+            Some("acme-release")
+        ),
+        Effect::Deny,
+        "* stays in a segment"
+    );
+    assert_eq!(
+        plugin("github.com/acme/pack", "latest", Some("acme-release")),
+        Effect::Deny
+    );
     let commit = |files: &[&str], findings: &[&str]| {
         s.decide(
             &Request::new(RequestKind::Commit(CommitRequest {
@@ -249,9 +383,15 @@ fn plugin_and_commit_domains() {
         )
     };
     assert_eq!(commit(&["src/a.rs"], &[]).verdict, Effect::Allow);
-    assert_eq!(commit(&["src/a.rs", "app/.env"], &[]).rule_ids(), ["no-env"]);
+    assert_eq!(
+        commit(&["src/a.rs", "app/.env"], &[]).rule_ids(),
+        ["no-env"]
+    );
     assert_eq!(commit(&["src/a.rs"], &["aws-key"]).rule_ids(), ["secret"]);
-    assert_eq!(commit(&["../x"], &[]).rejection.map(|r| r.code), Some("path.traversal".into()));
+    assert_eq!(
+        commit(&["../x"], &[]).rejection.map(|r| r.code),
+        Some("path.traversal".into())
+    );
 }
 
 #[test]
@@ -262,9 +402,16 @@ fn an_ask_keeps_the_sandbox_obligation_of_a_matching_allow_rule() {
     let d = exec(&s, &["cargo", "publish"]);
     assert_eq!(d.verdict, Effect::Ask);
     assert_eq!(d.rule_ids(), ["k"]);
-    assert_eq!(d.obligations.len(), 1, "approving the ask must not drop the sandbox");
+    assert_eq!(
+        d.obligations.len(),
+        1,
+        "approving the ask must not drop the sandbox"
+    );
     let s = set(&with_header(
         "@id(\"t\") allow exec \"cargo *\" with sandbox { network: none } because \"s\";\n@id(\"d\") deny exec \"cargo publish *\" because \"no\";",
     ));
-    assert!(exec(&s, &["cargo", "publish"]).obligations.is_empty(), "a deny carries no obligations");
+    assert!(
+        exec(&s, &["cargo", "publish"]).obligations.is_empty(),
+        "a deny carries no obligations"
+    );
 }

@@ -175,7 +175,10 @@ impl SourceFile {
 }
 
 /// Suggests the closest candidate when a name is misspelled ("did you mean").
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|c| (edit_distance(name, c), c))

@@ -74,7 +74,8 @@ pub fn scan(src: &str, max_depth: usize) -> Scan {
                 block_stmt = true;
             }
             if word == "script" {
-                if let Some(open) = next_non_ws(bytes, i + word.len()).filter(|&j| bytes[j] == b'{') {
+                if let Some(open) = next_non_ws(bytes, i + word.len()).filter(|&j| bytes[j] == b'{')
+                {
                     i = skip_script(bytes, open);
                     continue;
                 }
@@ -85,7 +86,9 @@ pub fn scan(src: &str, max_depth: usize) -> Scan {
         match c {
             b'"' => {
                 i = if src[i..].starts_with("\"\"\"") {
-                    src[i + 3..].find("\"\"\"").map_or(src.len(), |e| i + 3 + e + 3)
+                    src[i + 3..]
+                        .find("\"\"\"")
+                        .map_or(src.len(), |e| i + 3 + e + 3)
                 } else {
                     skip_string(bytes, i)
                 };
@@ -208,12 +211,17 @@ mod tests {
 
     #[test]
     fn finds_comments_and_statements() {
-        let src = "// lead\ndeny exec \"a;b\"; // tail\nrole r { allow exec \"x\"; }\nlet x = [\"//\"];";
+        let src =
+            "// lead\ndeny exec \"a;b\"; // tail\nrole r { allow exec \"x\"; }\nlet x = [\"//\"];";
         let s = scan(src, 64);
         assert_eq!(s.comments.len(), 2);
         assert!(!s.comments[0].trailing);
         assert!(s.comments[1].trailing);
-        let stmts: Vec<&str> = s.statements.iter().map(|sp| &src[sp.start..sp.end]).collect();
+        let stmts: Vec<&str> = s
+            .statements
+            .iter()
+            .map(|sp| &src[sp.start..sp.end])
+            .collect();
         assert_eq!(
             stmts,
             vec![
@@ -234,7 +242,8 @@ mod tests {
 
     #[test]
     fn with_block_does_not_end_a_rule() {
-        let src = "allow exec \"a\" with sandbox { network: none } because \"b\";\ndeny exec \"c\";";
+        let src =
+            "allow exec \"a\" with sandbox { network: none } because \"b\";\ndeny exec \"c\";";
         assert_eq!(scan(src, 64).statements.len(), 2);
     }
 

@@ -183,9 +183,7 @@ fn rule_name(r: R) -> &'static str {
         R::with_clause => "`with`",
         R::obligation => "`key: value`",
         R::guide_for => "`for`",
-        R::expr | R::and_expr | R::unary | R::comparison | R::paren => {
-            "a condition"
-        }
+        R::expr | R::and_expr | R::unary | R::comparison | R::paren => "a condition",
         R::or_op => "`or`",
         R::and_op => "`and`",
         R::not_op => "`not`",
@@ -339,7 +337,11 @@ fn build_string(pair: Pair<R>, off: usize) -> Built<Spanned<String>> {
         R::plain_str => {
             let body = inner.into_inner().next().map(|p| p.as_str()).unwrap_or("");
             unescape(body).map_err(|(at, msg)| {
-                Diagnostic::error("E0003", Span::new(span.start + 1 + at, span.start + 1 + at + 1), msg)
+                Diagnostic::error(
+                    "E0003",
+                    Span::new(span.start + 1 + at, span.start + 1 + at + 1),
+                    msg,
+                )
             })?
         }
         _ => return Err(internal(span)),
@@ -364,7 +366,9 @@ fn unescape(body: &str) -> Result<String, (usize, String)> {
             Some((_, '\\')) => out.push('\\'),
             Some((_, 'u')) => {
                 let rest = &body[i + 2..];
-                let close = rest.find('}').ok_or((i, "unterminated \\u{…} escape".to_string()))?;
+                let close = rest
+                    .find('}')
+                    .ok_or((i, "unterminated \\u{…} escape".to_string()))?;
                 let hex = rest.get(1..close).unwrap_or("");
                 let ch = u32::from_str_radix(hex, 16)
                     .ok()
@@ -384,7 +388,10 @@ fn unescape(body: &str) -> Result<String, (usize, String)> {
 /// Triple-quoted text: drop the first line break and the common indentation, so the
 /// text can be indented with the surrounding code.
 pub fn dedent(raw: &str) -> String {
-    let raw = raw.strip_prefix("\r\n").or_else(|| raw.strip_prefix('\n')).unwrap_or(raw);
+    let raw = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .unwrap_or(raw);
     let lines: Vec<&str> = raw.lines().collect();
     let indent = lines
         .iter()
@@ -394,7 +401,13 @@ pub fn dedent(raw: &str) -> String {
         .unwrap_or(0);
     let mut out: Vec<&str> = lines
         .iter()
-        .map(|l| if l.trim().is_empty() { "" } else { l.get(indent..).unwrap_or("") })
+        .map(|l| {
+            if l.trim().is_empty() {
+                ""
+            } else {
+                l.get(indent..).unwrap_or("")
+            }
+        })
         .map(|l| l.trim_end())
         .collect();
     while out.last().is_some_and(|l| l.is_empty()) {
@@ -487,11 +500,18 @@ fn build_rule(pair: Pair<R>, annotations: Vec<Annotation>, off: usize) -> Built<
                     .map(|p| build_pattern(p, off))
                     .collect::<Built<_>>()?;
             }
-            R::when_clause => clauses.push(Clause::When(build_expr(first_inner(item, span)?, off, 0)?)),
-            R::unless_clause => {
-                clauses.push(Clause::Unless(build_expr(first_inner(item, span)?, off, 0)?))
+            R::when_clause => {
+                clauses.push(Clause::When(build_expr(first_inner(item, span)?, off, 0)?))
             }
-            R::because_clause => clauses.push(Clause::Because(build_string(first_inner(item, span)?, off)?)),
+            R::unless_clause => clauses.push(Clause::Unless(build_expr(
+                first_inner(item, span)?,
+                off,
+                0,
+            )?)),
+            R::because_clause => clauses.push(Clause::Because(build_string(
+                first_inner(item, span)?,
+                off,
+            )?)),
             R::with_clause => {
                 let ospan = span_of(&item, off);
                 let mut inner = item.into_inner();
@@ -678,7 +698,10 @@ fn build_operand(pair: Pair<R>, off: usize) -> Built<Operand> {
 
 fn build_access(pair: Pair<R>, off: usize) -> Spanned<Vec<String>> {
     let span = span_of(&pair, off);
-    Spanned::new(pair.into_inner().map(|p| p.as_str().to_string()).collect(), span)
+    Spanned::new(
+        pair.into_inner().map(|p| p.as_str().to_string()).collect(),
+        span,
+    )
 }
 
 fn build_fields<'a>(

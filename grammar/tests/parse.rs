@@ -37,17 +37,26 @@ fn the_design_example_parses_completely() {
     let ops: Vec<&str> = r.ops.iter().map(|o| o.node.as_str()).collect();
     assert_eq!(ops, ["write", "delete"]);
     assert!(matches!(&r.patterns[..], [Pattern::Var(v)] if v.node == "secrets"));
-    assert_eq!(&DESIGN[r.span.start..r.span.start + 24], "@id(\"no-secret-writes\")\n");
+    assert_eq!(
+        &DESIGN[r.span.start..r.span.start + 24],
+        "@id(\"no-secret-writes\")\n"
+    );
     let Statement::Guide(g) = &out.file.statements[13] else {
         unreachable!()
     };
-    assert_eq!(g.body[0].node, "Handlers call services; services never import handlers.");
+    assert_eq!(
+        g.body[0].node,
+        "Handlers call services; services never import handlers."
+    );
     let Statement::Test(t) = &out.file.statements[14] else {
         unreachable!()
     };
     assert_eq!(t.cases.len(), 3);
     assert_eq!(t.cases[0].expect_rules[0].node, "no-secret-writes");
-    assert_eq!(t.cases[2].role.as_ref().map(|r| r.node.as_str()), Some("maintainer"));
+    assert_eq!(
+        t.cases[2].role.as_ref().map(|r| r.node.as_str()),
+        Some("maintainer")
+    );
 }
 
 #[test]
@@ -59,7 +68,9 @@ fn script_bodies_are_kept_verbatim() {
     let Clause::When(Expr::Script(body)) = &r.clauses[0] else {
         unreachable!()
     };
-    assert!(body.node.contains("argv.len() > 64 || argv.contains(\"--no-verify\")"));
+    assert!(body
+        .node
+        .contains("argv.len() > 64 || argv.contains(\"--no-verify\")"));
     assert_eq!(&DESIGN[body.span.start..body.span.end], body.node);
 }
 
@@ -98,7 +109,8 @@ fn syntax_errors_are_located_with_caret_and_expectation() {
 
 #[test]
 fn one_file_reports_several_errors() {
-    let src = "deny path write \"a\" because;\nallow exec \"ok\";\nask exec \"b\" when ;\nlet = [];\n";
+    let src =
+        "deny path write \"a\" because;\nallow exec \"ok\";\nask exec \"b\" when ;\nlet = [];\n";
     let out = parse(src);
     let lines: Vec<usize> = out
         .diagnostics
@@ -120,7 +132,11 @@ fn bad_escape_is_its_own_error() {
 
 #[test]
 fn hostile_nesting_is_rejected_without_overflowing() {
-    let src = format!("deny exec \"a\" when {}true{};", "(".repeat(100_000), ")".repeat(100_000));
+    let src = format!(
+        "deny exec \"a\" when {}true{};",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
     let out = parse(&src);
     assert_eq!(out.diagnostics[0].code, "E0002");
     let nots = format!("deny exec \"a\" when {}true;", "not ".repeat(100_000));

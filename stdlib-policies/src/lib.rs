@@ -3,7 +3,16 @@
 
 /// `(name, source)` of every stdlib policy file, in load order.
 pub const FILES: &[(&str, &str)] = &[
-    ("stdlib/defaults.policy", include_str!("../policies/defaults.policy")),
-    ("stdlib/exec-baseline.policy", include_str!("../policies/exec-baseline.policy")),
-    ("stdlib/self-protection.policy", include_str!("../policies/self-protection.policy")),
+    (
+        "stdlib/defaults.policy",
+        include_str!("../policies/defaults.policy"),
+    ),
+    (
+        "stdlib/exec-baseline.policy",
+        include_str!("../policies/exec-baseline.policy"),
+    ),
+    (
+        "stdlib/self-protection.policy",
+        include_str!("../policies/self-protection.policy"),
+    ),
 ];

@@ -20,7 +20,11 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         Ok(o) => o,
         Err(e) => return ctx.fail(&e.to_string()),
     };
-    let errors = out.diagnostics.iter().filter(|d| d.diagnostic.severity == Severity::Error).count();
+    let errors = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.diagnostic.severity == Severity::Error)
+        .count();
     let warnings = out.diagnostics.len() - errors;
     let rules = out.policy.as_ref().map_or(0, |p| p.rules.len());
     let failed = errors > 0 || (args.strict && warnings > 0);

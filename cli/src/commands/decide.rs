@@ -84,7 +84,10 @@ fn exit_for(v: Effect) -> u8 {
 fn shell_quote(argv: &[String]) -> String {
     argv.iter()
         .map(|w| {
-            if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c)) {
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c))
+            {
                 w.clone()
             } else {
                 format!("'{}'", w.replace('\'', "'\\''"))
@@ -109,7 +112,14 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
             argv,
         } => {
             let line = shell.clone().unwrap_or_else(|| shell_quote(argv));
-            let d = set.decide_shell(&line, role.as_deref(), ShellOptions { strict: *strict, explain });
+            let d = set.decide_shell(
+                &line,
+                role.as_deref(),
+                ShellOptions {
+                    strict: *strict,
+                    explain,
+                },
+            );
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
                 Format::Text => print_shell(&d, explain),
@@ -126,7 +136,14 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     };
                     Request::path(op, path.clone()).with_role(role.clone())
                 }
-                What::Plugin { name, source, version, digest, signer, role } => Request::new(RequestKind::Plugin(PluginRequest {
+                What::Plugin {
+                    name,
+                    source,
+                    version,
+                    digest,
+                    signer,
+                    role,
+                } => Request::new(RequestKind::Plugin(PluginRequest {
                     name: name.clone(),
                     source: source.clone(),
                     version: version.clone(),
@@ -134,7 +151,12 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     signer: signer.clone(),
                 }))
                 .with_role(role.clone()),
-                What::Commit { files, findings, message, role } => Request::new(RequestKind::Commit(CommitRequest {
+                What::Commit {
+                    files,
+                    findings,
+                    message,
+                    role,
+                } => Request::new(RequestKind::Commit(CommitRequest {
                     files: files.clone(),
                     findings: findings.clone(),
                     message: message.clone(),
@@ -177,25 +199,41 @@ fn print_decision(d: &Decision, explain: bool, indent: &str) {
             "{indent}  decided by {} ({}){}",
             h.id,
             h.origin,
-            h.because.as_ref().map(|b| format!(": {b}")).unwrap_or_default()
+            h.because
+                .as_ref()
+                .map(|b| format!(": {b}"))
+                .unwrap_or_default()
         );
     }
     if d.default_applied {
-        println!("{indent}  no rule matched: the {} default is {}", d.domain, d.verdict);
+        println!(
+            "{indent}  no rule matched: the {} default is {}",
+            d.domain, d.verdict
+        );
     }
     for o in &d.obligations {
         let entries: Vec<String> = o.entries.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        println!("{indent}  obligation: {} {{ {} }}", o.name, entries.join(", "));
+        println!(
+            "{indent}  obligation: {} {{ {} }}",
+            o.name,
+            entries.join(", ")
+        );
     }
     for e in &d.errors {
-        println!("{indent}  error in {} ({}): {}", e.rule, e.resolved_as, e.message);
+        println!(
+            "{indent}  error in {} ({}): {}",
+            e.rule, e.resolved_as, e.message
+        );
     }
     if explain {
         for h in &d.overruled {
             println!("{indent}  overruled: {} {} ({})", h.effect, h.id, h.origin);
         }
         for w in &d.why_not {
-            println!("{indent}  why not {} {} ({}): {}", w.rule.effect, w.rule.id, w.origin, w.clause);
+            println!(
+                "{indent}  why not {} {} ({}): {}",
+                w.rule.effect, w.rule.id, w.origin, w.clause
+            );
         }
     }
 }

@@ -25,7 +25,10 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             Err(e) => return ctx.fail(&e.to_string()),
         }
     } else {
-        args.files.iter().map(|p| (p.display().to_string(), p.clone())).collect()
+        args.files
+            .iter()
+            .map(|p| (p.display().to_string(), p.clone()))
+            .collect()
     };
     let mut changed = Vec::new();
     let mut broken = false;
@@ -41,7 +44,8 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                 if !args.check {
                     // Write beside the file and rename, so a crash never leaves half a policy.
                     let tmp = path.with_extension("policy.fmt-tmp");
-                    let written = std::fs::write(&tmp, formatted.as_bytes()).and_then(|()| std::fs::rename(&tmp, path));
+                    let written = std::fs::write(&tmp, formatted.as_bytes())
+                        .and_then(|()| std::fs::rename(&tmp, path));
                     if let Err(e) = written {
                         let _ = std::fs::remove_file(&tmp);
                         return ctx.fail(&format!("cannot write {name}: {e}"));

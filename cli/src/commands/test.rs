@@ -63,7 +63,13 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                 }
             }
             if report.cases.is_empty() {
-                eprintln!("error: no test ran{}", args.filter.as_ref().map(|f| format!(" (filter {f:?})")).unwrap_or_default());
+                eprintln!(
+                    "error: no test ran{}",
+                    args.filter
+                        .as_ref()
+                        .map(|f| format!(" (filter {f:?})"))
+                        .unwrap_or_default()
+                );
             }
             println!("{} passed, {} failed", report.passed, report.failed);
         }

@@ -25,9 +25,20 @@ pub struct ShellOptions {
 
 impl PolicySet {
     /// Decides a shell command line.
-    pub fn decide_shell(&self, line: &str, role: Option<&str>, opts: ShellOptions) -> ShellDecision {
-        let unknown = if opts.strict { Effect::Deny } else { Effect::Ask };
-        let eval = EvalOptions { explain: opts.explain };
+    pub fn decide_shell(
+        &self,
+        line: &str,
+        role: Option<&str>,
+        opts: ShellOptions,
+    ) -> ShellDecision {
+        let unknown = if opts.strict {
+            Effect::Deny
+        } else {
+            Effect::Ask
+        };
+        let eval = EvalOptions {
+            explain: opts.explain,
+        };
         let commands = match shell::split(line) {
             Ok(c) => c,
             Err(e) => {
@@ -48,7 +59,10 @@ impl PolicySet {
             if cmd.argv.first().is_some_and(|p| is_dynamic_word(p)) {
                 rejection = Some(Rejection {
                     code: "exec.dynamic-program".into(),
-                    message: format!("the program `{}` is only known at run time", cmd.argv.first().map_or("", |s| s.as_str())),
+                    message: format!(
+                        "the program `{}` is only known at run time",
+                        cmd.argv.first().map_or("", |s| s.as_str())
+                    ),
                 });
             }
             // A bare redirection (`> file`) runs no program; only its writes are decided.
@@ -61,7 +75,8 @@ impl PolicySet {
                 parts.push(self.decide(&req, eval));
             }
             for target in &cmd.writes {
-                let req = Request::path(PathOp::Write, target.clone()).with_role(role.map(str::to_string));
+                let req = Request::path(PathOp::Write, target.clone())
+                    .with_role(role.map(str::to_string));
                 parts.push(self.decide(&req, eval));
             }
         }

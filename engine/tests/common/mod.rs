@@ -47,5 +47,8 @@ pub fn path(set: &PolicySet, op: PathOp, p: &str, role: Option<&str>) -> Decisio
 }
 
 pub fn exec(set: &PolicySet, argv: &[&str]) -> Decision {
-    set.decide(&Request::exec(argv.iter().copied()), EvalOptions { explain: true })
+    set.decide(
+        &Request::exec(argv.iter().copied()),
+        EvalOptions { explain: true },
+    )
 }
