@@ -369,19 +369,37 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         }
     }
 
-    let Ctx { diags, scripts, .. } = ctx;
+    let Ctx {
+        mut diags, scripts, ..
+    } = ctx;
     let has_errors = diags.iter().any(|d| d.diagnostic.is_error());
-    let policy = (!has_errors).then(|| {
-        let index = Index::build(&rules);
-        PolicySet {
-            rules,
-            defaults: default_effects,
-            guides,
-            tests,
-            roles,
-            index,
-            scripts,
+    let index = if has_errors {
+        None
+    } else {
+        match Index::build(&rules) {
+            Ok(i) => Some(i),
+            Err(e) => {
+                diags.push(FileDiagnostic {
+                    file: 0,
+                    diagnostic: Diagnostic::error(
+                        "E0119",
+                        Span::new(0, 0),
+                        format!("the rule index cannot be built: {e}"),
+                    )
+                    .with_help("reduce the number or complexity of glob patterns"),
+                });
+                None
+            }
         }
+    };
+    let policy = index.map(|index| PolicySet {
+        rules,
+        defaults: default_effects,
+        guides,
+        tests,
+        roles,
+        index,
+        scripts,
     });
     CompileOutput {
         policy,

@@ -37,7 +37,9 @@ impl Default for GlobIndex {
 }
 
 impl GlobIndex {
-    fn build<'a>(rules: impl Iterator<Item = (usize, &'a CompiledRule)>) -> GlobIndex {
+    fn build<'a>(
+        rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
+    ) -> Result<GlobIndex, String> {
         let mut b = GlobSetBuilder::new();
         let mut owners = Vec::new();
         let mut always = Vec::new();
@@ -53,11 +55,13 @@ impl GlobIndex {
                 }
             }
         }
-        GlobIndex {
-            set: b.build().unwrap_or_else(|_| GlobSet::empty()),
+        // A set that fails to build must fail the compile: an empty set would drop deny rules.
+        let set = b.build().map_err(|e| e.to_string())?;
+        Ok(GlobIndex {
+            set,
             owners,
             always,
-        }
+        })
     }
 
     fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
@@ -104,14 +108,15 @@ impl ArgvTrie {
 }
 
 impl Index {
-    pub fn build(rules: &[CompiledRule]) -> Index {
+    pub fn build(rules: &[CompiledRule]) -> Result<Index, String> {
         let by_domain = |d: Domain| rules.iter().enumerate().filter(move |(_, r)| r.domain == d);
-        let path = PathOp::ALL.map(|op| {
+        let [read, write, delete] = PathOp::ALL.map(|op| {
             let bit = 1u8 << (op as u8);
             GlobIndex::build(
                 by_domain(Domain::Path).filter(move |(_, r)| r.ops & bit != 0 || r.ops == ALL_OPS),
             )
         });
+        let path = [read?, write?, delete?];
         let mut exec = ArgvTrie::default();
         for (i, r) in by_domain(Domain::Exec) {
             if r.exec_patterns.is_empty() {
@@ -121,12 +126,12 @@ impl Index {
                 exec.insert(&p.literal_prefix(), i);
             }
         }
-        Index {
+        Ok(Index {
             path,
-            plugin: GlobIndex::build(by_domain(Domain::Plugin)),
-            commit: GlobIndex::build(by_domain(Domain::Commit)),
+            plugin: GlobIndex::build(by_domain(Domain::Plugin))?,
+            commit: GlobIndex::build(by_domain(Domain::Commit))?,
             exec,
-        }
+        })
     }
 
     /// Candidate rule indices for a request, sorted and de-duplicated.

@@ -71,7 +71,7 @@ impl ScriptHost {
     /// Compiles a script for a domain; unknown variables are compile errors.
     pub fn compile(&mut self, domain: Domain, body: &str) -> Result<usize, ScriptError> {
         // Declared as plain variables, not constants: Rhai's optimiser would otherwise
-        // fold these placeholder values into the compiled script.
+        // fold these stand-in values into the compiled script.
         let mut scope = Scope::new();
         for (name, ty) in script_vars(domain) {
             match ty {
