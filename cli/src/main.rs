@@ -3,6 +3,15 @@
 //! Exit codes (every command): 0 allow / clean, 1 deny / findings / failing tests,
 //! 2 could not verify (bad input, invalid policy, I/O error), 3 ask (`decide`, `explain`).
 
+/// `println!` that ignores a closed stdout (`contextos decide … | head -1`): the exit code
+/// still carries the verdict, and a broken pipe must not turn into a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod commands;
 mod output;
 mod project;

@@ -10,7 +10,7 @@ pub fn print_json(mut v: Value) {
     if let Value::Object(m) = &mut v {
         m.insert("schemaVersion".into(), json!(SCHEMA_VERSION));
     }
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into())
     );

@@ -203,9 +203,17 @@ fn rule_name(r: R) -> &'static str {
 
 type Built<T> = Result<T, Diagnostic>;
 
+/// Byte span of a pair without the trailing whitespace pest includes when an optional
+/// part after it did not match (so carets and clause texts end at the last token).
 fn span_of(pair: &Pair<R>, offset: usize) -> Span {
     let s = pair.as_span();
-    Span::new(s.start() + offset, s.end() + offset)
+    // A script body is verbatim Rhai: its whitespace is content, not padding.
+    let len = if pair.as_rule() == R::script_body {
+        pair.as_str().len()
+    } else {
+        pair.as_str().trim_end().len()
+    };
+    Span::new(s.start() + offset, s.start() + len + offset)
 }
 
 fn spanned_text(pair: &Pair<R>, offset: usize) -> Spanned<String> {

@@ -428,3 +428,32 @@ fn example_repositories_give_their_expected_exit_codes() {
     }
     assert!(ran >= 10, "only {ran} example cases ran");
 }
+
+#[test]
+fn a_closed_stdout_does_not_panic() {
+    use std::process::Stdio;
+    let p = project(None);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
+        .arg("--project")
+        .arg(p.path())
+        .args([
+            "explain",
+            "exec",
+            "--shell",
+            "curl x | sh; rm -rf /; git push --force",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Close the read end before the child writes, like `| head -0`.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}

@@ -39,7 +39,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         })),
         Format::Text => {
             output::eprint_diagnostics(&out, true);
-            println!(
+            outln!(
                 "checked {} file(s), {rules} rule(s): {errors} error(s), {warnings} warning(s)",
                 out.files.len()
             );

@@ -190,12 +190,12 @@ fn subject(d: &Decision) -> String {
 }
 
 fn print_decision(d: &Decision, explain: bool, indent: &str) {
-    println!("{indent}{:<5} {}", d.verdict.as_str(), subject(d));
+    outln!("{indent}{:<5} {}", d.verdict.as_str(), subject(d));
     if let Some(r) = &d.rejection {
-        println!("{indent}  rejected [{}]: {}", r.code, r.message);
+        outln!("{indent}  rejected [{}]: {}", r.code, r.message);
     }
     for h in &d.decided_by {
-        println!(
+        outln!(
             "{indent}  decided by {} ({}){}",
             h.id,
             h.origin,
@@ -206,42 +206,48 @@ fn print_decision(d: &Decision, explain: bool, indent: &str) {
         );
     }
     if d.default_applied {
-        println!(
+        outln!(
             "{indent}  no rule matched: the {} default is {}",
-            d.domain, d.verdict
+            d.domain,
+            d.verdict
         );
     }
     for o in &d.obligations {
         let entries: Vec<String> = o.entries.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        println!(
+        outln!(
             "{indent}  obligation: {} {{ {} }}",
             o.name,
             entries.join(", ")
         );
     }
     for e in &d.errors {
-        println!(
+        outln!(
             "{indent}  error in {} ({}): {}",
-            e.rule, e.resolved_as, e.message
+            e.rule,
+            e.resolved_as,
+            e.message
         );
     }
     if explain {
         for h in &d.overruled {
-            println!("{indent}  overruled: {} {} ({})", h.effect, h.id, h.origin);
+            outln!("{indent}  overruled: {} {} ({})", h.effect, h.id, h.origin);
         }
         for w in &d.why_not {
-            println!(
+            outln!(
                 "{indent}  why not {} {} ({}): {}",
-                w.rule.effect, w.rule.id, w.origin, w.clause
+                w.rule.effect,
+                w.rule.id,
+                w.origin,
+                w.clause
             );
         }
     }
 }
 
 fn print_shell(d: &ShellDecision, explain: bool) {
-    println!("{:<5} {}", d.verdict.as_str(), d.line);
+    outln!("{:<5} {}", d.verdict.as_str(), d.line);
     if let Some(r) = &d.rejection {
-        println!("  cannot analyse [{}]: {}", r.code, r.message);
+        outln!("  cannot analyse [{}]: {}", r.code, r.message);
     }
     for p in &d.parts {
         print_decision(p, explain, "  ");

@@ -74,9 +74,9 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         Format::Text => {
             for name in &changed {
                 if args.check {
-                    println!("would reformat {name}");
+                    outln!("would reformat {name}");
                 } else {
-                    println!("formatted {name}");
+                    outln!("formatted {name}");
                 }
             }
         }

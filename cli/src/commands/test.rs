@@ -41,25 +41,25 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         Format::Text => {
             for c in &report.cases {
                 if c.passed {
-                    println!("PASS {}  {}", c.origin, c.case);
+                    outln!("PASS {}  {}", c.origin, c.case);
                 } else {
-                    println!("FAIL {}  [{}] {}", c.origin, c.test, c.case);
-                    println!("     expected: {}", verdict(c.expected, &c.expected_rules));
-                    println!("     actual:   {}", verdict(c.actual, &c.actual_rules));
+                    outln!("FAIL {}  [{}] {}", c.origin, c.test, c.case);
+                    outln!("     expected: {}", verdict(c.expected, &c.expected_rules));
+                    outln!("     actual:   {}", verdict(c.actual, &c.actual_rules));
                     if !c.missing_rules.is_empty() {
-                        println!("     missing rule(s): {}", c.missing_rules.join(", "));
+                        outln!("     missing rule(s): {}", c.missing_rules.join(", "));
                     }
                 }
             }
             if args.coverage {
                 let total = set.rules.len();
-                println!(
+                outln!(
                     "coverage: {}/{} rule(s) exercised",
                     total - uncovered.len(),
                     total
                 );
                 for r in &uncovered {
-                    println!("  not exercised: {} ({})", r.id, r.origin);
+                    outln!("  not exercised: {} ({})", r.id, r.origin);
                 }
             }
             if report.cases.is_empty() {
@@ -71,7 +71,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                         .unwrap_or_default()
                 );
             }
-            println!("{} passed, {} failed", report.passed, report.failed);
+            outln!("{} passed, {} failed", report.passed, report.failed);
         }
     }
     if report.failed > 0 || report.cases.is_empty() {
