@@ -17,58 +17,123 @@ pub struct Index {
     exec: ArgvTrie,
 }
 
-/// Glob patterns of many rules in one set, plus the rules without patterns.
-#[derive(Debug)]
+/// Glob patterns of many rules, plus the rules without patterns. Patterns are filed in a
+/// trie under their literal leading directories (`docs/api/*.md` under `docs` → `api`),
+/// so a lookup only runs the small glob sets along the request path's own directories
+/// instead of one large set whose regex part grows with every rule.
+#[derive(Debug, Default)]
 struct GlobIndex {
-    set: GlobSet,
-    /// `set` match index -> rule index.
-    owners: Vec<usize>,
+    root: SegmentNode,
     always: Vec<usize>,
 }
 
-impl Default for GlobIndex {
+#[derive(Debug)]
+struct SegmentNode {
+    set: GlobSet,
+    /// `set` match index -> rule index.
+    owners: Vec<usize>,
+    children: HashMap<String, SegmentNode>,
+}
+
+impl Default for SegmentNode {
     fn default() -> Self {
-        GlobIndex {
+        SegmentNode {
             set: GlobSet::empty(),
             owners: Vec::new(),
-            always: Vec::new(),
+            children: HashMap::new(),
         }
     }
+}
+
+/// Collects patterns per node before the glob sets are compiled.
+#[derive(Default)]
+struct NodeBuilder {
+    globs: Vec<(globset::Glob, usize)>,
+    children: HashMap<String, NodeBuilder>,
+}
+
+impl NodeBuilder {
+    fn insert(&mut self, dirs: &[&str], glob: globset::Glob, rule: usize) {
+        match dirs.split_first() {
+            None => self.globs.push((glob, rule)),
+            Some((d, rest)) => self
+                .children
+                .entry((*d).to_string())
+                .or_default()
+                .insert(rest, glob, rule),
+        }
+    }
+
+    fn build(self) -> Result<SegmentNode, String> {
+        let mut b = GlobSetBuilder::new();
+        let mut owners = Vec::with_capacity(self.globs.len());
+        for (g, rule) in self.globs {
+            b.add(g);
+            owners.push(rule);
+        }
+        // A set that fails to build must fail the compile: an empty set would drop deny rules.
+        let set = b.build().map_err(|e| e.to_string())?;
+        let children = self
+            .children
+            .into_iter()
+            .map(|(k, v)| v.build().map(|n| (k, n)))
+            .collect::<Result<_, _>>()?;
+        Ok(SegmentNode {
+            set,
+            owners,
+            children,
+        })
+    }
+}
+
+/// The leading directories of a glob that are plain literals (the last segment is
+/// always left to the glob itself).
+fn literal_dirs(pattern: &str) -> Vec<&str> {
+    let segments: Vec<&str> = pattern.split('/').collect();
+    let dirs = segments.len().saturating_sub(1);
+    segments
+        .into_iter()
+        .take(dirs)
+        .take_while(|s| !s.is_empty() && !crate::glob::has_glob_meta(s))
+        .collect()
 }
 
 impl GlobIndex {
     fn build<'a>(
         rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
     ) -> Result<GlobIndex, String> {
-        let mut b = GlobSetBuilder::new();
-        let mut owners = Vec::new();
+        let mut root = NodeBuilder::default();
         let mut always = Vec::new();
         for (i, r) in rules {
             if r.patterns.is_empty() {
                 always.push(i);
             }
             for p in &r.patterns {
-                // Patterns were validated by the compiler; an invalid one cannot reach here.
-                if let Ok(g) = crate::glob::path_glob(p) {
-                    b.add(g);
-                    owners.push(i);
-                }
+                let glob = crate::glob::path_glob(p).map_err(|e| format!("glob `{p}`: {e}"))?;
+                root.insert(&literal_dirs(p), glob, i);
             }
         }
-        // A set that fails to build must fail the compile: an empty set would drop deny rules.
-        let set = b.build().map_err(|e| e.to_string())?;
         Ok(GlobIndex {
-            set,
-            owners,
+            root: root.build()?,
             always,
         })
     }
 
     fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
         out.extend_from_slice(&self.always);
-        for m in self.set.matches(subject) {
-            if let Some(o) = self.owners.get(m) {
-                out.push(*o);
+        let mut node = &self.root;
+        let mut segments = subject.split('/');
+        loop {
+            if !node.set.is_empty() {
+                for m in node.set.matches(subject) {
+                    if let Some(o) = node.owners.get(m) {
+                        out.push(*o);
+                    }
+                }
+            }
+            match segments.next().and_then(|seg| node.children.get(seg)) {
+                Some(child) => node = child,
+                None => break,
             }
         }
     }
@@ -141,14 +206,10 @@ impl Index {
             RequestKind::Path(p) => self.path[p.op as usize].candidates(&p.path, &mut out),
             RequestKind::Plugin(p) => self.plugin.candidates(&p.name, &mut out),
             RequestKind::Commit(c) => {
-                out.extend_from_slice(&self.commit.always);
                 for f in &c.files {
-                    for m in self.commit.set.matches(f) {
-                        if let Some(o) = self.commit.owners.get(m) {
-                            out.push(*o);
-                        }
-                    }
+                    self.commit.candidates(f, &mut out);
                 }
+                out.extend_from_slice(&self.commit.always);
             }
             RequestKind::Exec(e) => {
                 let mut words: Vec<&str> = e.argv.iter().map(String::as_str).collect();
