@@ -27,7 +27,8 @@ pub struct CompileOptions {
     pub disabled_rules: Vec<String>,
 }
 
-/// A diagnostic and the index of the file (in [`CompileOutput::files`]) it belongs to.
+/// A diagnostic and the index of the file (in [`CompileOutput::files`]) it belongs to;
+/// [`NO_FILE`] for findings about the policy set as a whole or its configuration.
 #[derive(Debug, Clone)]
 pub struct FileDiagnostic {
     pub file: usize,
@@ -41,6 +42,16 @@ pub struct CompileOutput {
     pub diagnostics: Vec<FileDiagnostic>,
 }
 
+/// A diagnostic about the set as a whole: no snippet to show.
+fn render_unlocated(d: &Diagnostic) -> String {
+    let kind = if d.is_error() { "error" } else { "warning" };
+    let mut out = format!("{kind}[{}]: {}\n", d.code, d.message);
+    if let Some(h) = &d.help {
+        out.push_str(&format!("   = help: {h}\n"));
+    }
+    out
+}
+
 impl CompileOutput {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.diagnostic.is_error())
@@ -49,9 +60,12 @@ impl CompileOutput {
         self.files
             .get(d.file)
             .map(|f| f.render(&d.diagnostic))
-            .unwrap_or_else(|| d.diagnostic.message.clone())
+            .unwrap_or_else(|| render_unlocated(&d.diagnostic))
     }
 }
+
+/// File index of diagnostics that belong to no policy file.
+pub const NO_FILE: usize = usize::MAX;
 
 /// The language versions this build understands.
 pub const LANGUAGE_VERSION: u32 = 1;
@@ -337,7 +351,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     for id in &disabled {
         if !all_ids.contains(*id) {
             ctx.err(
-                0,
+                NO_FILE,
                 Diagnostic::warning(
                     "W0205",
                     Span::new(0, 0),
@@ -358,7 +372,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         match defaults.get(&d) {
             Some((e, ..)) => default_effects[d.index()] = *e,
             None if !files.is_empty() => ctx.err(
-                0,
+                NO_FILE,
                 Diagnostic::warning(
                     "W0204",
                     Span::new(0, 0),

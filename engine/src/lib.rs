@@ -20,7 +20,7 @@ pub mod schema;
 pub mod script;
 pub mod testing;
 
-pub use compile::{compile, CompileOptions, CompileOutput, FileDiagnostic, PolicySource};
+pub use compile::{compile, CompileOptions, CompileOutput, FileDiagnostic, PolicySource, NO_FILE};
 pub use contextos_grammar::ast::Effect;
 pub use decision::{Decision, RuleHit, ShellDecision, WhyNot};
 pub use eval::EvalOptions;
