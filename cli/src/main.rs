@@ -41,6 +41,9 @@ struct Cli {
 pub enum Format {
     Text,
     Json,
+    /// GitHub Actions workflow commands (`::error file=…`) where findings have locations;
+    /// plain text elsewhere.
+    Github,
 }
 
 #[derive(Debug, Subcommand)]

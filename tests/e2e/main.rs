@@ -457,3 +457,17 @@ fn a_closed_stdout_does_not_panic() {
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+#[test]
+fn check_speaks_github_annotations() {
+    let p = project(Some(
+        "language 1;\ndeny path write \"x\" when path.opp == \"w\" because \"x, y\";\n",
+    ));
+    let r = contextos(p.path(), &["--format", "github", "check"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("::error file=.contextos/policies/main.policy,line=2,col=26,endLine=2,endColumn=34,title=E0108::unknown attribute `path.opp`"),
+        "{}",
+        r.stdout
+    );
+}

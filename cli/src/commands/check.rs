@@ -37,6 +37,15 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             "warnings": warnings,
             "diagnostics": out.diagnostics.iter().map(|d| output::diagnostic_json(&out, d)).collect::<Vec<_>>(),
         })),
+        Format::Github => {
+            for d in &out.diagnostics {
+                outln!("{}", output::github_annotation(&out, d));
+            }
+            outln!(
+                "checked {} file(s), {rules} rule(s): {errors} error(s), {warnings} warning(s)",
+                out.files.len()
+            );
+        }
         Format::Text => {
             output::eprint_diagnostics(&out, true);
             outln!(

@@ -122,7 +122,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
             );
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
-                Format::Text => print_shell(&d, explain),
+                Format::Text | Format::Github => print_shell(&d, explain),
             }
             exit_for(d.verdict)
         }
@@ -167,7 +167,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
             let d = single(req);
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
-                Format::Text => print_decision(&d, explain, ""),
+                Format::Text | Format::Github => print_decision(&d, explain, ""),
             }
             exit_for(d.verdict)
         }

@@ -54,7 +54,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             }
             Err(diags) => {
                 broken = true;
-                if ctx.format == Format::Text {
+                if ctx.format != Format::Json {
                     let f = SourceFile::new(name.clone(), text.clone());
                     for d in &diags {
                         eprint!("{}", f.render(d));
@@ -71,7 +71,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             "formatted": if args.check { Vec::new() } else { changed.clone() },
             "ok": !broken && (!args.check || changed.is_empty()),
         })),
-        Format::Text => {
+        Format::Text | Format::Github => {
             for name in &changed {
                 if args.check {
                     outln!("would reformat {name}");

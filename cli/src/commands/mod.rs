@@ -31,7 +31,7 @@ impl Context {
     pub fn fail(&self, message: &str) -> u8 {
         match self.format {
             Format::Json => output::print_json(serde_json::json!({ "error": message })),
-            Format::Text => eprintln!("error: {message}"),
+            Format::Text | Format::Github => eprintln!("error: {message}"),
         }
         EXIT_UNVERIFIED
     }
@@ -56,7 +56,7 @@ impl Context {
                             "diagnostics": diags,
                         }));
                     }
-                    Format::Text => {
+                    Format::Text | Format::Github => {
                         output::eprint_diagnostics(&out, false);
                         eprintln!("error: the policies do not compile; nothing can be decided (run `contextos check`)");
                     }
