@@ -557,22 +557,39 @@ fn parse_throughput(c: &mut Criterion) {
 /// stricter outcome: the deny rule applies).
 fn script_limits(c: &mut Criterion) {
     let cases = [
-        ("predicate", "argv.len() > 64 || argv.contains(\"--no-verify\")", Effect::Ask),
+        (
+            "predicate",
+            "argv.len() > 64 || argv.contains(\"--no-verify\")",
+            Effect::Ask,
+        ),
         ("infinite_loop", "loop { } true", Effect::Deny),
         ("deep_recursion", "fn f(n) { f(n + 1) } f(0)", Effect::Deny),
-        ("huge_string", "let s = \"x\"; loop { s += s; } true", Effect::Deny),
+        (
+            "huge_string",
+            "let s = \"x\"; loop { s += s; } true",
+            Effect::Deny,
+        ),
     ];
     let mut g = c.benchmark_group("script_limits");
     for (name, body, want) in cases {
         let set = compile_one(
             "script.policy",
-            &format!("{DEFAULTS}@id(\"s\") deny exec \"*\" when script {{ {body} }} because \"s\";\n"),
+            &format!(
+                "{DEFAULTS}@id(\"s\") deny exec \"*\" when script {{ {body} }} because \"s\";\n"
+            ),
         );
         let req = Request::exec(["git", "commit", "-m", "x"]);
         let d = set.decide(&req, EvalOptions::default());
         assert_eq!(d.verdict, want, "{name}: {d:?}");
-        assert_eq!(d.errors.is_empty(), want == Effect::Ask, "{name}: {:?}", d.errors);
-        g.bench_function(name, |b| b.iter(|| set.decide(black_box(&req), EvalOptions::default())));
+        assert_eq!(
+            d.errors.is_empty(),
+            want == Effect::Ask,
+            "{name}: {:?}",
+            d.errors
+        );
+        g.bench_function(name, |b| {
+            b.iter(|| set.decide(black_box(&req), EvalOptions::default()))
+        });
     }
     g.finish();
 }

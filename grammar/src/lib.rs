@@ -9,6 +9,7 @@
 
 pub mod ast;
 pub mod diagnostic;
+mod fast;
 pub mod format;
 pub mod lexical;
 mod parser;
@@ -16,3 +17,15 @@ mod parser;
 pub use diagnostic::{did_you_mean, Diagnostic, LineCol, Severity, SourceFile};
 pub use format::format_source;
 pub use parser::{dedent, parse, ParseOutput, MAX_FILE_BYTES, MAX_NESTING};
+
+/// The hand-written fast path alone (`None` when it defers to pest). For differential tests.
+#[doc(hidden)]
+pub fn __parse_fast(src: &str) -> Option<ast::PolicyFile> {
+    fast::parse_fast(src)
+}
+
+/// The pest path alone: the file and whether it had errors. For differential tests.
+#[doc(hidden)]
+pub fn __parse_pest(src: &str) -> (Option<ast::PolicyFile>, bool) {
+    parser::parse_with_pest(src)
+}

@@ -34,9 +34,29 @@ impl ParseOutput {
     }
 }
 
-/// Parses a policy file. On a syntax error, each top-level statement is parsed on its
-/// own so that one file reports every broken statement, not only the first.
+/// Parses a policy file. Valid files take the hand-written fast path (`fast.rs`), which
+/// is tested to build exactly the AST the pest grammar does; anything it is unsure of,
+/// every error included, goes through pest, which owns the diagnostics. On a syntax
+/// error each top-level statement is parsed on its own so that one file reports every
+/// broken statement, not only the first.
 pub fn parse(src: &str) -> ParseOutput {
+    if src.len() <= MAX_FILE_BYTES {
+        let scan = lexical::scan(src, MAX_NESTING);
+        if scan.too_deep_at.is_none() {
+            if let Some(file) = crate::fast::parse_fast(src) {
+                return ParseOutput {
+                    file,
+                    diagnostics: Vec::new(),
+                    comments: scan.comments,
+                };
+            }
+        }
+    }
+    parse_pest(src)
+}
+
+/// The pest path: the language's reference parser and the source of every diagnostic.
+fn parse_pest(src: &str) -> ParseOutput {
     if src.len() > MAX_FILE_BYTES {
         return ParseOutput {
             diagnostics: vec![Diagnostic::error(
@@ -357,7 +377,7 @@ fn build_string(pair: Pair<R>, off: usize) -> Built<Spanned<String>> {
     Ok(Spanned::new(text, span))
 }
 
-fn unescape(body: &str) -> Result<String, (usize, String)> {
+pub(crate) fn unescape(body: &str) -> Result<String, (usize, String)> {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.char_indices();
     while let Some((i, c)) = chars.next() {
@@ -788,4 +808,12 @@ fn build_test_case(pair: Pair<R>, off: usize) -> Built<TestCase> {
         expect_rules,
         span,
     })
+}
+
+/// The pest path alone: the reference the fast parser is tested against.
+#[doc(hidden)]
+pub fn parse_with_pest(src: &str) -> (Option<PolicyFile>, bool) {
+    let out = parse_pest(src);
+    let had_errors = out.has_errors();
+    ((!had_errors).then_some(out.file), had_errors)
 }

@@ -1,0 +1,1105 @@
+//! Differential tests: the hand-written fast parser must build exactly the AST the pest
+//! path builds, and must never accept what pest rejects.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use contextos_grammar::{__parse_fast, __parse_pest};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use std::path::{Path, PathBuf};
+
+/// Fast must agree with pest: `Some` only when pest succeeds, and then with the same AST.
+fn check_sound(src: &str) -> Option<bool> {
+    let fast = __parse_fast(src);
+    let Some(fast) = fast else { return Some(false) };
+    let (pest, had_errors) = __parse_pest(src);
+    assert!(
+        !had_errors,
+        "fast accepted what pest rejects:\n---\n{src}\n---"
+    );
+    let pest = pest.expect("pest returned no file without errors");
+    assert_eq!(fast, pest, "AST mismatch for:\n---\n{src}\n---");
+    Some(true)
+}
+
+/// For inputs pest accepts: fast must accept too, with the same AST.
+fn check_complete(src: &str, what: &str) {
+    let (pest, had_errors) = __parse_pest(src);
+    let fast = __parse_fast(src);
+    if had_errors {
+        assert!(fast.is_none(), "{what}: fast accepted what pest rejects");
+        return;
+    }
+    let pest = pest.expect("pest returned no file without errors");
+    let fast = fast.unwrap_or_else(|| panic!("{what}: fast parser gave up on:\n{src}"));
+    assert_eq!(fast, pest, "{what}: AST mismatch");
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn policy_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    out.retain(|p| p.extension().is_some_and(|e| e == "policy"));
+    out.sort();
+    out
+}
+
+// ---------------------------------------------------------------------------
+// (a) corpus: fixtures, stdlib, book
+// ---------------------------------------------------------------------------
+
+#[test]
+fn every_fixture_and_stdlib_file_takes_the_fast_path() {
+    let r = root();
+    let mut files = policy_files(&r.join("grammar/tests/fixtures"));
+    files.extend(policy_files(&r.join("grammar/tests/fixtures/format")));
+    files.extend(policy_files(&r.join("stdlib-policies/policies")));
+    assert!(files.len() >= 5, "fixtures not found: {files:?}");
+    for f in &files {
+        let src = std::fs::read_to_string(f).unwrap();
+        let (pest, had_errors) = __parse_pest(&src);
+        assert!(!had_errors, "{} does not parse with pest", f.display());
+        let fast = __parse_fast(&src).unwrap_or_else(|| panic!("fast gave up on {}", f.display()));
+        assert_eq!(Some(fast), pest, "{}", f.display());
+    }
+}
+
+fn book_blocks() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let dir = root().join("book/src");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let mut block: Option<String> = None;
+        for (n, line) in text.lines().enumerate() {
+            match &mut block {
+                None if line.trim_start().starts_with("```policy") => block = Some(String::new()),
+                Some(b) if line.trim_start().starts_with("```") => {
+                    out.push((format!("{}:{}", f.display(), n + 1), std::mem::take(b)));
+                    block = None;
+                }
+                Some(b) => {
+                    b.push_str(line);
+                    b.push('\n');
+                }
+                None => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_valid_book_block_takes_the_fast_path() {
+    let blocks = book_blocks();
+    assert!(blocks.len() >= 20, "book blocks not found");
+    let mut valid = 0;
+    for (what, src) in &blocks {
+        let (_, had_errors) = __parse_pest(src);
+        if !had_errors {
+            valid += 1;
+        }
+        check_complete(src, what);
+    }
+    assert!(valid >= 10, "only {valid} book blocks parse");
+}
+
+// ---------------------------------------------------------------------------
+// (d) hand-written tricky cases
+// ---------------------------------------------------------------------------
+
+const TRICKY: &[&str] = &[
+    "",
+    "   \n\t\r\n",
+    "// only a comment",
+    "// one\n// two\n",
+    "\u{FEFF}language 1;",
+    "language 1;\r\ndefault exec = ask;\r\n",
+    "language1;",
+    "language 4294967295;",
+    "defaultexec=allow;",
+    "let x = \"scalar\";",
+    "let x = [];",
+    "let x = [\"a\", $b,];",
+    "letx=[\"a\"];",
+    "deny exec whenever;",
+    "deny exec run whenever;",
+    "deny exec \"x\" when android;",
+    "deny exec \"x\" when notx;",
+    "deny exec \"x\" when not x;",
+    "deny exec \"x\" when !x;",
+    "deny exec \"x\" when ! ! x;",
+    "deny exec \"x\" when a != b;",
+    "deny exec \"x\" when a!=b;",
+    "deny exec \"x\" when not not not (a) ;",
+    "deny exec \"x\" when a and b or c && d || e;",
+    "deny exec \"x\" when a andb;",
+    "deny exec \"x\" when (a or b) and (c);",
+    "deny exec \"x\" when a.b.c // trailing\n ;",
+    "deny exec \"x\" when a . b // c\n . c == 1 // d\n because \"x\";",
+    "deny exec \"x\" when x in [\"a\", \"b\",] and y matches \"*\" and z contains \"q\";",
+    "deny exec \"x\" when x inside;",
+    "deny exec \"x\" when x in_y;",
+    "deny exec \"x\" when f() and g(1, \"a\", true, $x, [\"l\"], h.i(j)) ;",
+    "deny exec \"x\" when f (1) ;",
+    "deny exec \"x\" when f // c\n (1) ;",
+    "deny exec \"x\" when 9223372036854775807 > 1;",
+    "deny exec \"x\" when 9223372036854775808 > 1;",
+    "deny exec \"x\" when true;",
+    "deny exec \"x\" when truex;",
+    "deny exec \"x\" when true.x;",
+    "deny exec \"x\" when a <= 1 and b >= 2 and c < 3 and d > 4 and e == 5;",
+    "deny exec \"x\" when script { let s = \"}\"; // }\n s == \"{\" } because \"x\";",
+    "deny exec \"x\" when script{ `}` + '}' + '\\'' + { {} } / 2 };",
+    "deny exec \"x\" when script \r\n { x };",
+    "deny exec \"x\" when scriptx;",
+    "deny exec \"x\" when script;",
+    "deny exec \"x\" when script { \"unterminated\n\" };",
+    "deny exec \"x\" whenscript { x };",
+    "deny exec \"x\" when script \u{FEFF}{ x };",
+    "deny exec \"x\" when !script { x } && script {y};",
+    "deny exec \"x\" because \"caf\u{e9} \u{1F600} \\u{1F600} \\\"q\\\" \\\\ \\n\\t\\r\\0\";",
+    "deny exec \"x\" because \"\\u{D800}\";",
+    "deny exec \"x\" because \"\\q\";",
+    "deny exec \"x\" because \"\\u{1234567}\";",
+    "deny exec \"x\" because \"\"\"\n    a\n      b\n    \"\"\";",
+    "deny exec \"x\" because \"\"\"\"\"\";",
+    "deny exec \"\"\"x\"\"\" because \"\";",
+    "deny exec \"\" ;",
+    "deny exec;",
+    "deny exec run, read;",
+    "deny exec run, read // c\n ;",
+    "deny exec run // c\n \"x\" // d\n ;",
+    "deny exec $x, [\"a\", $y], \"z\" // c\n;",
+    "deny exec \"x\" with sandbox { network: none, memory: \"2GiB\", n: 3, b: false, l: [\"a\"], } ;",
+    "deny exec \"x\" with sandbox {};",
+    "deny exec \"x\" withsandbox{};",
+    "@id(\"a\") @severity(error) deny exec \"x\";",
+    "@ id ( x ) deny exec \"x\";",
+    "@id(\"a\") guide \"t\" { }",
+    "@id(\"a\") guide \"t\" for \"a\", $b, [\"c\"] { \"x\" \"\"\"\n  y\n  \"\"\" }",
+    "guide\"t\"for\"a\"{\"b\"}",
+    "role r-1_x { deny exec \"x\"; guide \"g\" { } allow path read \"a\"; }",
+    "roler{}",
+    "role script { }",
+    "role a-script { }",
+    "role when { }",
+    "test \"t\" { }",
+    "test \"t\" {\n  path write \"a//b\" => deny(a//b\n  );\n}",
+    "test \"t\" { path write \"a\" => deny(a/b, \"c\", x:y.z-1); }",
+    "test \"t\" { path write \"a\" => deny(); }",
+    "test \"t\" { path write \"a\" => deny; }",
+    "test \"t\" { path write \"a\" => deny (); }",
+    "test \"t\" { exec \"ls -l\" as role \"admin\" => allow; }",
+    "test \"t\" { exec [\"ls\", \"-l\"] asrole\"admin\" => allow; }",
+    "test \"t\" { plugin \"p\" { signed: true, n: 1 } => ask; plugin \"q\" => ask; }",
+    "test \"t\" { commit [\"a\", \"b\"] { message: \"m\", } => deny(x); commit [] => allow; }",
+    "test \"t\" { pathwrite\"a\"=>deny; }",
+    "test \"t\" { path write \"a\" => denyx; }",
+    "deny exec \"x\" when ((((a))));",
+    "deny exec \"x\" when a // c",
+    "deny exec \"x\"; // c",
+    "deny exec \"x\" when a\u{FEFF};",
+    "deny exec \"x\" when a \u{FEFF} and b\u{FEFF} ;",
+    "deny exec \"x\" when a // c\u{a0}\n;",
+    "deny exec \"x\" when \"a\" == \"b\" // c\n or \"c\"\n;",
+    "deny exec \"x\" when a\0;",
+    "deny exec \"a\0b\";",
+    "allow ask \"x\";",
+    "ask exec \"x\" unless a because \"b\" when c with s {} ;",
+];
+
+#[test]
+fn tricky_cases_agree() {
+    let mut accepted = 0;
+    for src in TRICKY {
+        if check_sound(src) == Some(true) {
+            accepted += 1;
+        }
+        // Everything pest accepts here, fast accepts too (except the documented
+        // conservative refusals around `script`).
+        let (_, had_errors) = __parse_pest(src);
+        let refused = src.contains("whenscript")
+            || src.contains("\u{FEFF}{")
+            || src.contains("role script")
+            || src.contains("a-script");
+        if !had_errors && !refused {
+            check_complete(src, src);
+        }
+    }
+    assert!(accepted > 60, "only {accepted} tricky cases accepted");
+}
+
+#[test]
+fn tricky_cases_that_pest_rejects_are_refused() {
+    for src in [
+        "deny exec \"x\" when true.x;",
+        "deny exec \"x\" when script;",
+        "deny exec \"x\" because \"\\q\";",
+        "deny exec \"x\" because \"\\u{D800}\";",
+        "deny exec \"x\" when 9223372036854775808 > 1;",
+        "language 4294967296;",
+        "test \"t\" { path write \"a\" => denyx; }",
+        "deny exec \"x\" when a // c",
+        "deny exec whenx.y;",
+        "test \"t\" { path write \"a\" => deny(a, ); }",
+        "deny exec \"x\" when f(a,);",
+    ] {
+        assert!(__parse_fast(src).is_none(), "fast accepted {src:?}");
+        assert!(__parse_pest(src).1, "pest accepted {src:?}");
+    }
+}
+
+#[test]
+fn nesting_limits_are_refused_like_pest() {
+    for n in [10usize, 15, 16, 17, 30, 63, 64, 65, 70] {
+        let parens = format!("deny exec \"x\" when {}a{};", "(".repeat(n), ")".repeat(n));
+        check_sound(&parens);
+        let nots = format!("deny exec \"x\" when {}a;", "not ".repeat(n));
+        check_sound(&nots);
+        let bangs = format!("deny exec \"x\" when {}a;", "!".repeat(n));
+        check_sound(&bangs);
+        let lists = format!(
+            "deny exec \"x\" when f({}1{});",
+            "g(".repeat(n),
+            ")".repeat(n)
+        );
+        check_sound(&lists);
+        let mixed = format!("deny exec \"x\" when {}a{};", "!(".repeat(n), ")".repeat(n));
+        check_sound(&mixed);
+        let braces = format!(
+            "deny exec \"x\" when script {{ {}{} }};",
+            "{".repeat(n),
+            "}".repeat(n)
+        );
+        check_sound(&braces);
+        let role = format!(
+            "role r {{ deny exec \"x\" with s {{ a: {}\"x\"{} }}; }}",
+            "[".repeat(n.min(1)),
+            "]".repeat(n.min(1))
+        );
+        check_sound(&role);
+    }
+    // Up to the limits, fast accepts.
+    let ok = format!(
+        "deny exec \"x\" when {}a{};",
+        "(".repeat(15),
+        ")".repeat(15)
+    );
+    check_complete(&ok, "15 parens");
+    let ok = format!("deny exec \"x\" when {}a;", "not ".repeat(60));
+    check_complete(&ok, "60 nots");
+}
+
+// ---------------------------------------------------------------------------
+// (b) generated valid policies
+// ---------------------------------------------------------------------------
+
+/// Cases per property (`FAST_PARSER_CASES` raises it for a soak run).
+fn cases() -> u32 {
+    std::env::var("FAST_PARSER_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000)
+}
+
+/// A tiny deterministic generator driven by proptest-chosen seeds.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut x = self.0;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51afd7ed558ccd);
+        x ^ (x >> 29)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+
+    /// Optional whitespace/comments between tokens.
+    fn ws(&mut self) -> String {
+        if self.chance(60) {
+            return String::new();
+        }
+        self.sep()
+    }
+    /// Mandatory separation between two word tokens.
+    fn sep(&mut self) -> String {
+        self.pick(&[
+            " ",
+            " ",
+            " ",
+            "\n    ",
+            "\t",
+            "\r\n",
+            "  // comment\n  ",
+            "//\n",
+            " // c \u{a0}\n",
+            "\u{FEFF}",
+            " \u{FEFF} ",
+            "\n\n",
+        ])
+        .to_string()
+    }
+
+    fn ident(&mut self) -> String {
+        self.pick(&[
+            "a",
+            "path",
+            "exec",
+            "whenever",
+            "android",
+            "notx",
+            "or_",
+            "in2",
+            "_x",
+            "for",
+            "as",
+            "role",
+            "truex",
+            "scriptx",
+            "language",
+            "deny_",
+            "allowed",
+            "withx",
+            "becausey",
+            "ask2",
+            "x9",
+            "containsz",
+        ])
+        .to_string()
+    }
+
+    fn plain_string(&mut self) -> String {
+        let body = self.pick(&[
+            "abc",
+            "a\\\"b",
+            "\\n\\t\\r\\0\\\\",
+            "\\u{1F600}x\\u{e9}",
+            "ünï \u{1F600}",
+            "//not a comment",
+            "{ ( [",
+            "",
+            " a ",
+            "**/*.pem",
+            "a\rb",
+            "'`",
+        ]);
+        format!("\"{body}\"")
+    }
+
+    fn string(&mut self) -> String {
+        if self.chance(15) {
+            let body = self.pick(&[
+                "\n    line one\n      line two\n    ",
+                "inline",
+                "\r\n  a\r\n\r\n  b  \r\n",
+                "\n\t\tx\n\n",
+                "",
+                "\"quoted\" and \"\"two\"\" x",
+            ]);
+            format!("\"\"\"{body}\"\"\"")
+        } else {
+            self.plain_string()
+        }
+    }
+
+    fn var(&mut self) -> String {
+        format!("${}", self.ident())
+    }
+
+    fn list(&mut self) -> String {
+        let n = self.below(4);
+        let mut s = String::from("[");
+        s += &self.ws();
+        for i in 0..n {
+            if i > 0 {
+                s += &self.ws();
+                s += ",";
+                s += &self.ws();
+            }
+            if self.chance(70) {
+                s += &self.string();
+            } else {
+                s += &self.var();
+            }
+        }
+        if n > 0 && self.chance(30) {
+            s += &self.ws();
+            s += ",";
+        }
+        s += &self.ws();
+        s += "]";
+        s
+    }
+
+    fn access(&mut self) -> String {
+        let mut s = self.ident();
+        for _ in 0..self.below(3) {
+            s += &self.ws();
+            s += ".";
+            s += &self.ws();
+            s += &self.ident();
+        }
+        s
+    }
+
+    fn operand(&mut self, depth: usize) -> String {
+        match self.below(if depth > 2 { 7 } else { 8 }) {
+            0 => self.string(),
+            1 => self.below(100_000).to_string(),
+            2 => self.pick(&["true", "false"]).to_string(),
+            3 => self.list(),
+            4 => self.var(),
+            5 | 6 => self.access(),
+            _ => {
+                let mut s = self.access();
+                s += &self.ws();
+                s += "(";
+                s += &self.ws();
+                let n = self.below(3);
+                for i in 0..n {
+                    if i > 0 {
+                        s += &self.ws();
+                        s += ",";
+                        s += &self.ws();
+                    }
+                    s += &self.operand(depth + 1);
+                }
+                s += &self.ws();
+                s += ")";
+                s
+            }
+        }
+    }
+
+    fn script(&mut self) -> String {
+        let body = self.pick(&[
+            " argv.len() > 64 || argv.contains(\"--no-verify\") ",
+            "\n    let s = \"}\"; // } brace\n    s == `{` && '}' != \"\\\"\" / 2\n",
+            "",
+            " { let x = { 1 }; x } ",
+            " x /* not a comment */ ",
+            " '\\'' ",
+        ]);
+        let gap = self.pick(&["", " ", "\n", "\t\r\n"]);
+        format!("script{gap}{{{body}}}")
+    }
+
+    fn atom(&mut self, depth: usize) -> String {
+        match self.below(if depth > 3 { 8 } else { 10 }) {
+            0 => self.script(),
+            1..=4 => self.operand(depth),
+            5..=7 => {
+                let lhs = self.operand(depth);
+                let op = self.pick(&[
+                    "==", "!=", "<", "<=", ">", ">=", "in", "matches", "contains",
+                ]);
+                let word = op.chars().all(|c| c.is_ascii_alphabetic());
+                let (a, b) = if word {
+                    (self.sep(), self.sep())
+                } else {
+                    (self.ws(), self.ws())
+                };
+                let rhs = self.operand(depth);
+                format!("{lhs}{a}{op}{b}{rhs}")
+            }
+            _ => {
+                let (a, b) = (self.ws(), self.ws());
+                let inner = self.expr(depth + 1);
+                format!("({a}{inner}{b})")
+            }
+        }
+    }
+
+    fn unary(&mut self, depth: usize) -> String {
+        let mut s = String::new();
+        for _ in 0..self.below(3) {
+            if self.chance(50) {
+                s += "not";
+                s += &self.sep();
+            } else {
+                s += "!";
+                s += &self.ws();
+            }
+        }
+        s += &self.atom(depth);
+        s
+    }
+
+    fn and_expr(&mut self, depth: usize) -> String {
+        let mut s = self.unary(depth);
+        for _ in 0..self.below(3) {
+            if self.chance(50) {
+                s += &self.sep();
+                s += "and";
+                s += &self.sep();
+            } else {
+                s += &self.ws();
+                s += "&&";
+                s += &self.ws();
+            }
+            s += &self.unary(depth);
+        }
+        s
+    }
+
+    fn expr(&mut self, depth: usize) -> String {
+        let mut s = self.and_expr(depth);
+        for _ in 0..self.below(3) {
+            if self.chance(50) {
+                s += &self.sep();
+                s += "or";
+                s += &self.sep();
+            } else {
+                s += &self.ws();
+                s += "||";
+                s += &self.ws();
+            }
+            s += &self.and_expr(depth);
+        }
+        s
+    }
+
+    fn pattern(&mut self) -> String {
+        match self.below(5) {
+            0 => self.var(),
+            1 => self.list(),
+            _ => self.string(),
+        }
+    }
+
+    fn patterns(&mut self) -> String {
+        let mut s = self.pattern();
+        for _ in 0..self.below(3) {
+            s += &self.ws();
+            s += ",";
+            s += &self.ws();
+            s += &self.pattern();
+        }
+        s
+    }
+
+    fn obl_value(&mut self) -> String {
+        match self.below(5) {
+            0 => self.string(),
+            1 => self.below(1000).to_string(),
+            2 => self.pick(&["true", "false"]).to_string(),
+            3 => self.list(),
+            _ => self.ident(),
+        }
+    }
+
+    fn obligations(&mut self) -> String {
+        let mut s = String::from("{");
+        s += &self.ws();
+        let n = self.below(4);
+        for i in 0..n {
+            if i > 0 {
+                s += &self.ws();
+                s += ",";
+                s += &self.ws();
+            }
+            s += &self.ident();
+            s += &self.ws();
+            s += ":";
+            s += &self.ws();
+            s += &self.obl_value();
+        }
+        if n > 0 && self.chance(30) {
+            s += &self.ws();
+            s += ",";
+        }
+        s += &self.ws();
+        s += "}";
+        s
+    }
+
+    fn annotations(&mut self) -> String {
+        let mut s = String::new();
+        for _ in 0..self.below(3) {
+            s += "@";
+            s += &self.ws();
+            s += &self.ident();
+            s += &self.ws();
+            s += "(";
+            s += &self.ws();
+            if self.chance(50) {
+                s += &self.string();
+            } else {
+                s += &self.ident();
+            }
+            s += &self.ws();
+            s += ")";
+            s += &self.sep();
+        }
+        s
+    }
+
+    fn rule(&mut self) -> String {
+        let mut s = self.annotations();
+        s += self.pick(&["allow", "ask", "deny"]);
+        s += &self.sep();
+        s += &self.ident();
+        let with_ops = self.chance(50);
+        if with_ops {
+            s += &self.sep();
+            s += &self.ident();
+            for _ in 0..self.below(3) {
+                s += &self.ws();
+                s += ",";
+                s += &self.ws();
+                s += &self.ident();
+            }
+        }
+        if self.chance(70) {
+            s += &self.sep();
+            s += &self.patterns();
+        }
+        for _ in 0..self.below(4) {
+            s += &self.sep();
+            match self.below(4) {
+                0 => {
+                    s += "when";
+                    s += &self.sep();
+                    s += &self.expr(0);
+                }
+                1 => {
+                    s += "unless";
+                    s += &self.sep();
+                    s += &self.expr(0);
+                }
+                2 => {
+                    s += "with";
+                    s += &self.sep();
+                    s += &self.ident();
+                    s += &self.ws();
+                    s += &self.obligations();
+                }
+                _ => {
+                    s += "because";
+                    s += &self.sep();
+                    s += &self.string();
+                }
+            }
+        }
+        s += &self.ws();
+        s += ";";
+        s
+    }
+
+    fn guide(&mut self) -> String {
+        let mut s = self.annotations();
+        s += "guide";
+        s += &self.sep();
+        s += &self.string();
+        if self.chance(50) {
+            s += &self.sep();
+            s += "for";
+            s += &self.sep();
+            s += &self.patterns();
+        }
+        s += &self.ws();
+        s += "{";
+        for _ in 0..self.below(3) {
+            s += &self.ws();
+            s += &self.string();
+        }
+        s += &self.ws();
+        s += "}";
+        s
+    }
+
+    fn test_case(&mut self) -> String {
+        let mut s = match self.below(5) {
+            0 => format!(
+                "path{}{}{}{}",
+                self.sep(),
+                self.ident(),
+                self.sep(),
+                self.string()
+            ),
+            1 => format!("exec{}{}", self.sep(), self.string()),
+            2 => format!("exec{}{}", self.ws(), self.list()),
+            3 => {
+                let mut s = format!("plugin{}{}", self.sep(), self.string());
+                if self.chance(50) {
+                    s += &self.ws();
+                    s += &self.obligations();
+                }
+                s
+            }
+            _ => {
+                let mut s = format!("commit{}{}", self.ws(), self.list());
+                if self.chance(50) {
+                    s += &self.ws();
+                    s += &self.obligations();
+                }
+                s
+            }
+        };
+        if self.chance(30) {
+            s += &self.sep();
+            s += "as";
+            s += &self.sep();
+            s += "role";
+            s += &self.sep();
+            s += &self.string();
+        }
+        s += &self.ws();
+        s += "=>";
+        s += &self.ws();
+        s += self.pick(&["allow", "ask", "deny"]);
+        if self.chance(50) {
+            s += &self.ws();
+            s += "(";
+            let n = self.below(3);
+            for i in 0..n {
+                s += &self.ws();
+                if i > 0 {
+                    s += ",";
+                    s += &self.ws();
+                }
+                if self.chance(30) {
+                    s += &self.string();
+                } else {
+                    s += self.pick(&["a", "no-secret-writes", "x.y:z/w", "a/b", "-1", "_"]);
+                }
+            }
+            s += &self.ws();
+            s += ")";
+        }
+        s += &self.ws();
+        s += ";";
+        s
+    }
+
+    fn statement(&mut self) -> String {
+        match self.below(10) {
+            0 => format!("language{}{};", self.sep(), self.below(5)),
+            1 => format!(
+                "default{}{}{}={}{}{};",
+                self.sep(),
+                self.ident(),
+                self.ws(),
+                self.ws(),
+                self.pick(&["allow", "ask", "deny"]),
+                self.ws()
+            ),
+            2 => {
+                let value = if self.chance(50) {
+                    self.list()
+                } else {
+                    self.string()
+                };
+                format!(
+                    "let{}{}{}={}{}{};",
+                    self.sep(),
+                    self.ident(),
+                    self.ws(),
+                    self.ws(),
+                    value,
+                    self.ws()
+                )
+            }
+            3 => {
+                let name = self.pick(&["reviewer", "r-1", "_x", "a-b-c", "when"]);
+                let mut s = format!("role{}{}{}{{", self.sep(), name, self.ws());
+                for _ in 0..self.below(3) {
+                    s += &self.ws();
+                    if self.chance(70) {
+                        s += &self.rule();
+                    } else {
+                        s += &self.guide();
+                    }
+                }
+                s += &self.ws();
+                s += "}";
+                s
+            }
+            4 => {
+                let mut s = format!("test{}{}{}{{", self.sep(), self.string(), self.ws());
+                for _ in 0..self.below(4) {
+                    s += &self.ws();
+                    s += &self.test_case();
+                }
+                s += &self.ws();
+                s += "}";
+                s
+            }
+            5 => self.guide(),
+            _ => self.rule(),
+        }
+    }
+
+    fn policy(&mut self) -> String {
+        let mut s = String::new();
+        if self.chance(10) {
+            s += "\u{FEFF}";
+        }
+        s += &self.ws();
+        for _ in 0..self.below(6) {
+            s += &self.statement();
+            s += &self.sep();
+        }
+        if self.chance(20) {
+            s += "// trailing comment";
+        }
+        s
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn generated_policies_agree(seed in any::<u64>()) {
+        let src = Gen(seed).policy();
+        check_complete(&src, &format!("seed {seed}"));
+    }
+}
+
+#[test]
+fn the_generator_produces_valid_policies() {
+    let mut valid = 0;
+    for seed in 0..2000u64 {
+        let src = Gen(seed).policy();
+        if !__parse_pest(&src).1 {
+            valid += 1;
+        }
+        check_complete(&src, &format!("seed {seed}"));
+    }
+    assert!(
+        valid >= 1900,
+        "only {valid} of 2000 generated policies are valid"
+    );
+}
+
+#[test]
+fn mutated_policies_are_often_accepted() {
+    // Sanity check that the soundness tests below exercise the `Some` path too.
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut accepted = 0;
+    for _ in 0..2000 {
+        let src = mutated().new_tree(&mut runner).unwrap().current();
+        if check_sound(&src) == Some(true) {
+            accepted += 1;
+        }
+    }
+    assert!(
+        accepted >= 100,
+        "only {accepted} of 2000 mutated inputs accepted"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// (c) arbitrary input and token soup: fast is never more permissive than pest
+// ---------------------------------------------------------------------------
+
+const TOKENS: &[&str] = &[
+    "language",
+    "default",
+    "let",
+    "role",
+    "test",
+    "guide",
+    "for",
+    "allow",
+    "ask",
+    "deny",
+    "when",
+    "unless",
+    "because",
+    "with",
+    "and",
+    "or",
+    "not",
+    "script",
+    "in",
+    "matches",
+    "contains",
+    "true",
+    "false",
+    "path",
+    "exec",
+    "plugin",
+    "commit",
+    "as",
+    "whenever",
+    "android",
+    "notx",
+    "x",
+    "a.b",
+    "f",
+    "_",
+    "-",
+    ".",
+    ":",
+    "/",
+    "//",
+    "//c\n",
+    "\n",
+    " ",
+    "\t",
+    "\r\n",
+    "\u{FEFF}",
+    "$x",
+    "$",
+    "@",
+    "@id",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ";",
+    "=",
+    "==",
+    "!=",
+    "!",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "&&",
+    "||",
+    "=>",
+    "0",
+    "42",
+    "99999999999999999999",
+    "\"",
+    "\"a\"",
+    "\"\\n\"",
+    "\"\\u{41}\"",
+    "\"\\q\"",
+    "\"\"\"",
+    "\"\"\"\n  t\n  \"\"\"",
+    "script {",
+    "script{ } ",
+    "'",
+    "`",
+    "\\",
+    "é",
+    "\u{1F600}",
+];
+
+fn soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(TOKENS), 0..40).prop_map(|t| t.concat())
+}
+
+/// Token soup seeded with a valid statement, so that most inputs get far into the parser.
+fn mutated() -> impl Strategy<Value = String> {
+    (any::<u64>(), soup(), any::<prop::sample::Index>()).prop_map(|(seed, junk, at)| {
+        let src = Gen(seed).policy();
+        let mut cut = at.index(src.len() + 1);
+        while !src.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}{}{}", &src[..cut], junk, &src[cut..])
+    })
+}
+
+/// A valid policy with a few small edits: a character deleted, a token inserted or a
+/// character swapped for another one. Most results are near misses of the grammar.
+fn edited() -> impl Strategy<Value = String> {
+    (
+        any::<u64>(),
+        prop::collection::vec(
+            (
+                any::<prop::sample::Index>(),
+                0..3u8,
+                prop::sample::select(TOKENS),
+            ),
+            1..4,
+        ),
+    )
+        .prop_map(|(seed, edits)| {
+            let mut src = Gen(seed).policy();
+            for (at, kind, token) in edits {
+                let mut i = at.index(src.len() + 1);
+                while !src.is_char_boundary(i) {
+                    i -= 1;
+                }
+                let next = src[i..].chars().next().map_or(i, |c| i + c.len_utf8());
+                match kind {
+                    0 => src.replace_range(i..next, ""),
+                    1 => src.insert_str(i, token),
+                    _ => src.replace_range(i..next, token),
+                }
+            }
+            src
+        })
+}
+
+#[test]
+fn edited_policies_are_often_accepted() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut accepted = 0;
+    for _ in 0..2000 {
+        let src = edited().new_tree(&mut runner).unwrap().current();
+        if check_sound(&src) == Some(true) {
+            accepted += 1;
+        }
+    }
+    assert!(
+        accepted >= 200,
+        "only {accepted} of 2000 edited inputs accepted"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn edited_policies_are_sound(src in edited()) {
+        check_sound(&src);
+    }
+
+    #[test]
+    fn arbitrary_strings_are_sound(src in "\\PC{0,80}") {
+        check_sound(&src);
+    }
+
+    #[test]
+    fn token_soup_is_sound(src in soup()) {
+        check_sound(&src);
+    }
+
+    #[test]
+    fn statement_soup_is_sound(
+        stmts in prop::collection::vec(
+            (prop::sample::select(&["deny exec \"x\" when ", "test \"t\" { ", "allow path ",
+                "let x = ", "role r { ", "guide \"g\" ", "@id(x) "][..]), soup()),
+            1..4,
+        )
+    ) {
+        let src: String = stmts.into_iter().map(|(a, b)| format!("{a}{b}")).collect();
+        check_sound(&src);
+    }
+
+    #[test]
+    fn mutated_policies_are_sound(src in mutated()) {
+        check_sound(&src);
+    }
+}
