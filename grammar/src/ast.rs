@@ -193,6 +193,24 @@ pub struct RoleBlock {
     pub span: Span,
 }
 
+impl RoleBlock {
+    /// Adds a rule or guide in source order; any other statement is handed back.
+    pub fn push(&mut self, item: Statement) -> Option<Statement> {
+        match item {
+            Statement::Rule(r) => {
+                self.order.push(RoleItem::Rule(self.rules.len()));
+                self.rules.push(r);
+            }
+            Statement::Guide(g) => {
+                self.order.push(RoleItem::Guide(self.guides.len()));
+                self.guides.push(g);
+            }
+            other => return Some(other),
+        }
+        None
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum RoleItem {
     Rule(usize),

@@ -457,16 +457,8 @@ impl<'a> Parser<'a> {
         };
         while self.at(q) != b'}' {
             let (item, e) = self.annotated(q)?;
-            match item {
-                Statement::Rule(r) => {
-                    block.order.push(RoleItem::Rule(block.rules.len()));
-                    block.rules.push(r);
-                }
-                Statement::Guide(g) => {
-                    block.order.push(RoleItem::Guide(block.guides.len()));
-                    block.guides.push(g);
-                }
-                _ => return None,
+            if block.push(item).is_some() {
+                return None;
             }
             q = self.skip(e);
         }

@@ -289,22 +289,12 @@ fn build_statement(pair: Pair<R>, off: usize) -> Built<Statement> {
                 span,
             };
             for item in it {
-                match build_annotated(item, off)? {
-                    Statement::Rule(r) => {
-                        block.order.push(RoleItem::Rule(block.rules.len()));
-                        block.rules.push(r);
-                    }
-                    Statement::Guide(g) => {
-                        block.order.push(RoleItem::Guide(block.guides.len()));
-                        block.guides.push(g);
-                    }
-                    other => {
-                        return Err(Diagnostic::error(
-                            "E0001",
-                            other.span(),
-                            "only rules and guides may appear inside a role",
-                        ))
-                    }
+                if let Some(other) = block.push(build_annotated(item, off)?) {
+                    return Err(Diagnostic::error(
+                        "E0001",
+                        other.span(),
+                        "only rules and guides may appear inside a role",
+                    ));
                 }
             }
             Ok(Statement::Role(block))
