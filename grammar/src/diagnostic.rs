@@ -154,25 +154,41 @@ impl SourceFile {
             "  {arrow} {}:{}:{}\n",
             self.name, start.line, start.col
         ));
-        let line = self.line_text(start.line);
+        let line: Vec<char> = self.line_text(start.line).chars().collect();
         let gutter = start.line.to_string().len();
         let pad = " ".repeat(gutter);
-        out.push_str(&format!(" {pad} |\n"));
-        out.push_str(&format!(" {} | {}\n", start.line, line.replace('\t', " ")));
         let end = self.line_col(span.end.max(span.start));
         let width = if end.line == start.line {
             end.col.saturating_sub(start.col).max(1)
         } else {
-            line.chars().count().saturating_sub(start.col - 1).max(1)
+            line.len().saturating_sub(start.col - 1).max(1)
         };
+        // Long lines (minified or hostile input) are shown as a window around the caret.
+        let first = (start.col - 1).saturating_sub(SNIPPET_CONTEXT);
+        let last = (start.col - 1 + width.min(SNIPPET_CONTEXT))
+            .saturating_add(SNIPPET_CONTEXT)
+            .min(line.len());
+        let shown: String = line.get(first..last).unwrap_or(&[]).iter().collect();
+        let lead = if first > 0 { "…" } else { "" };
+        let tail = if last < line.len() { "…" } else { "" };
+        out.push_str(&format!(" {pad} |\n"));
         out.push_str(&format!(
-            " {pad} | {}{} {}\n",
-            " ".repeat(start.col - 1),
-            "^".repeat(width),
+            " {} | {lead}{}{tail}\n",
+            start.line,
+            shown.replace('\t', " ")
+        ));
+        out.push_str(&format!(
+            " {pad} | {}{}{} {}\n",
+            " ".repeat(lead.chars().count()),
+            " ".repeat(start.col - 1 - first),
+            "^".repeat(width.min(SNIPPET_CONTEXT)),
             label
         ));
     }
 }
+
+/// Characters of a source line shown on each side of a diagnostic's caret.
+const SNIPPET_CONTEXT: usize = 60;
 
 /// Suggests the closest candidate when a name is misspelled ("did you mean").
 pub fn did_you_mean<'a>(
@@ -221,6 +237,31 @@ mod tests {
         let r = f.render(&d);
         assert!(r.contains("--> a.policy:1:17"), "{r}");
         assert!(r.contains("                ^^^ here"), "{r}");
+    }
+
+    #[test]
+    fn long_lines_are_windowed_around_the_caret() {
+        let text = format!("{}X{}", "a".repeat(10_000), "b".repeat(10_000));
+        let f = SourceFile::new("a.policy", text);
+        let r = f.render(
+            &Diagnostic::error("E0002", Span::new(10_000, 10_001), "bad").with_label("here"),
+        );
+        assert!(r.len() < 400, "{r}");
+        let lines: Vec<&str> = r.lines().collect();
+        let code = lines
+            .iter()
+            .find(|l| l.contains('X'))
+            .copied()
+            .unwrap_or("");
+        let caret = lines
+            .iter()
+            .find(|l| l.contains('^'))
+            .copied()
+            .unwrap_or("");
+        assert_eq!(
+            code.chars().position(|c| c == 'X'),
+            caret.chars().position(|c| c == '^')
+        );
     }
 
     #[test]
