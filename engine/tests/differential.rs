@@ -102,7 +102,39 @@ fn policy() -> impl Strategy<Value = String> {
             let pats: Vec<String> = pats.iter().map(|p| format!("\"{p}\"")).collect();
             format!("{e} exec {}{cond} because \"r\";", pats.join(", "))
         });
-    let rule = prop_oneof![path_rule, exec_rule];
+    let plugin_rule = (
+        effect(),
+        proptest::collection::vec(path_pattern(), 0..3),
+        proptest::sample::select(
+            &[
+                "",
+                " when plugin.signed_by(\"acme\")",
+                " when plugin.version in [\"latest\", \"*\"]",
+                " unless plugin.digest.starts_with(\"sha256:\")",
+            ][..],
+        ),
+    )
+        .prop_map(|(e, pats, cond)| {
+            let pats: Vec<String> = pats.iter().map(|p| format!("\"{p}\"")).collect();
+            format!("{e} plugin {}{cond} because \"r\";", pats.join(", "))
+        });
+    let commit_rule = (
+        effect(),
+        proptest::collection::vec(path_pattern(), 0..3),
+        proptest::sample::select(
+            &[
+                "",
+                " when commit.findings contains \"aws-key\"",
+                " when commit.files.len() > 2",
+                " unless commit.message.starts_with(\"wip\")",
+            ][..],
+        ),
+    )
+        .prop_map(|(e, pats, cond)| {
+            let pats: Vec<String> = pats.iter().map(|p| format!("\"{p}\"")).collect();
+            format!("{e} commit {}{cond} because \"r\";", pats.join(", "))
+        });
+    let rule = prop_oneof![3 => path_rule, 3 => exec_rule, 1 => plugin_rule, 1 => commit_rule];
     (proptest::collection::vec((rule, any::<bool>()), 0..24), effect(), effect()).prop_map(|(rules, dp, de)| {
         let mut src = format!("language 1;\ndefault path = {dp};\ndefault exec = {de};\ndefault plugin = deny;\ndefault commit = allow;\n");
         for (i, (r, in_role)) in rules.iter().enumerate() {
@@ -127,7 +159,44 @@ fn request() -> impl Strategy<Value = Request> {
         .prop_map(|(op, segs)| Request::path(op, segs.join("/")));
     let exec =
         proptest::collection::vec(proptest::sample::select(WORDS), 1..5).prop_map(Request::exec);
-    (prop_oneof![path, exec], role).prop_map(|(r, role)| r.with_role(role))
+    let seg_path = || {
+        proptest::collection::vec(proptest::sample::select(SEGS), 1..4).prop_map(|s| s.join("/"))
+    };
+    let plugin = (
+        seg_path(),
+        proptest::sample::select(&["=1.0.0", "latest", "*"][..]),
+        proptest::option::of(proptest::sample::select(&["acme", "mallory"][..])),
+        proptest::sample::select(&["", "sha256:ab"][..]),
+    )
+        .prop_map(|(name, version, signer, digest)| {
+            Request::new(RequestKind::Plugin(PluginRequest {
+                name,
+                source: String::new(),
+                version: version.into(),
+                digest: digest.into(),
+                signer: signer.map(String::from),
+            }))
+        });
+    let commit = (
+        proptest::collection::vec(seg_path(), 0..4),
+        proptest::collection::vec(
+            proptest::sample::select(&["aws-key", "stub"][..]).prop_map(String::from),
+            0..2,
+        ),
+        proptest::sample::select(&["", "wip: x", "feat"][..]),
+    )
+        .prop_map(|(files, findings, message)| {
+            Request::new(RequestKind::Commit(CommitRequest {
+                files,
+                findings,
+                message: message.into(),
+            }))
+        });
+    (
+        prop_oneof![3 => path, 3 => exec, 1 => plugin, 1 => commit],
+        role,
+    )
+        .prop_map(|(r, role)| r.with_role(role))
 }
 
 fn summary(d: &Decision) -> (Effect, Vec<String>, Vec<String>, usize) {
