@@ -113,3 +113,20 @@ fn no_io_no_modules_no_print_no_eval() {
     // No clock: the function does not exist, the call fails, the deny rule applies.
     assert_errors_to("deny", "timestamp() != 0", Effect::Deny, "timestamp");
 }
+
+#[test]
+fn hostile_script_nesting_is_a_check_time_error() {
+    let src = format!(
+        "{H}deny exec \"*\" when script {{ {}true{} }} because \"x\";",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let out = common::compile_user(&src);
+    let codes: Vec<&str> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.diagnostic.is_error())
+        .map(|d| d.diagnostic.code)
+        .collect();
+    assert_eq!(codes, ["E0114"]);
+}

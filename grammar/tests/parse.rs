@@ -153,3 +153,15 @@ fn keywords_need_word_boundaries() {
     let out = parse("allow exec \"a\" when android == \"x\";");
     assert!(!out.has_errors(), "{:?}", out.diagnostics);
 }
+
+#[test]
+fn hostile_nesting_inside_script_bodies_ends_with_an_error() {
+    let src = format!(
+        "deny exec \"a\" when script {{ {}true{} }} because \"x\";",
+        "{".repeat(100_000),
+        "}".repeat(100_000)
+    );
+    let out = parse(&src);
+    assert!(out.has_errors(), "must not be accepted");
+    assert_eq!(out.diagnostics[0].code, "E0001");
+}
