@@ -1,0 +1,265 @@
+//! Adversarial corpus for the lexical stage of the safe-path primitive: every class of
+//! name that escapes the project or aliases another file on some OS, with its stable code.
+use contextos_engine::canon::canonical_path;
+
+fn code(p: &str) -> Result<String, &'static str> {
+    canonical_path(p).map_err(|e| e.code)
+}
+
+fn rejected(class: &'static str, inputs: &[&str]) {
+    for p in inputs {
+        assert_eq!(code(p), Err(class), "{p:?} must be rejected as {class}");
+    }
+}
+
+#[test]
+fn absolute_unc_and_device_namespaces() {
+    rejected(
+        "path.absolute",
+        &[
+            "/etc/passwd",
+            "/",
+            "//server/share/x",
+            "\\\\server\\share\\x",
+            "\\\\?\\C:\\Windows",
+            "\\\\.\\PhysicalDrive0",
+            "\\\\?\\UNC\\server\\share",
+            "\\Windows\\win.ini",
+            "/./x",
+            "\\\\.\\pipe\\x",
+        ],
+    );
+}
+
+#[test]
+fn drive_letters_including_drive_relative() {
+    rejected(
+        "path.drive",
+        &[
+            "C:\\Windows",
+            "c:/x",
+            "C:",
+            "z:relative",
+            "D:..\\x",
+            "c:.\\x",
+        ],
+    );
+}
+
+#[test]
+fn traversal_anywhere() {
+    rejected(
+        "path.traversal",
+        &[
+            "..",
+            "../x",
+            "a/../b",
+            "a/b/../../..",
+            "a\\..\\..\\x",
+            "./..",
+            "x/..",
+            "a/./../b",
+            "..\\",
+            "a//..//b",
+        ],
+    );
+}
+
+#[test]
+fn alternate_data_streams() {
+    rejected(
+        "path.stream",
+        &[
+            "file.txt:hidden",
+            "file.txt::$DATA",
+            "dir/a:b",
+            "src/main.rs:Zone.Identifier",
+            ".git::$INDEX_ALLOCATION/config",
+        ],
+    );
+}
+
+#[test]
+fn reserved_device_names_in_every_disguise() {
+    rejected(
+        "path.device",
+        &[
+            "CON",
+            "con",
+            "Con.txt",
+            "PRN",
+            "AUX",
+            "NUL",
+            "nul.txt",
+            "nul.tar.gz",
+            "NUL .txt",
+            "COM1",
+            "com9.log",
+            "LPT1",
+            "lpt5.txt",
+            "COM0",
+            "LPT0",
+            "COM¹",
+            "lpt²",
+            "com³.txt",
+            "CONIN$",
+            "conout$.log",
+            "CLOCK$",
+            "dir/aux.c",
+            "a/b/nul",
+        ],
+    );
+}
+
+#[test]
+fn trailing_dots_and_spaces() {
+    rejected(
+        "path.trailing-dot-space",
+        &[
+            "foo.", "foo ", "foo. ", "dir./x", "dir /x", "a/b...", ".git.", ".git ", "...", "CON.",
+        ],
+    );
+}
+
+#[test]
+fn nul_and_control_characters() {
+    rejected("path.nul", &["a\0b", "\0", "src/\0/x"]);
+    rejected(
+        "path.control",
+        &[
+            "a\nb",
+            "a\rb",
+            "a\tb",
+            "\u{1b}[31m",
+            "x\u{7f}",
+            "x\u{85}y",
+            "\u{9b}x",
+        ],
+    );
+}
+
+#[test]
+fn length_limits() {
+    rejected("path.too-long", &[&"a/".repeat(3000)]);
+    rejected(
+        "path.segment-too-long",
+        &[&"a".repeat(256), &format!("d/{}", "é".repeat(128))],
+    );
+    assert!(code(&"a".repeat(255)).is_ok());
+}
+
+#[test]
+fn git_aliases() {
+    rejected(
+        "path.git-alias",
+        &[
+            ".GIT/config",
+            ".Git/hooks/pre-commit",
+            "sub/.gIt/HEAD",
+            "GIT~1/config",
+            "git~1",
+            "vendor/GIT~1",
+        ],
+    );
+    assert_eq!(
+        code(".git/hooks/pre-commit").as_deref(),
+        Ok(".git/hooks/pre-commit")
+    );
+    assert_eq!(
+        code(".github/workflows/ci.yml").as_deref(),
+        Ok(".github/workflows/ci.yml")
+    );
+}
+
+#[test]
+fn invisible_characters() {
+    rejected(
+        "path.invisible-char",
+        &[
+            ".g\u{200c}it/config",
+            ".git\u{200d}/config",
+            "\u{feff}.git/config",
+            "a\u{200b}b",
+            "x\u{2060}",
+            "x\u{fe0f}",
+            "a\u{e0041}b",
+            "\u{202e}txt.exe",
+        ],
+    );
+}
+
+#[test]
+fn unicode_normalisation_aliases() {
+    // NFD spellings (as macOS produces them) alias the NFC name on HFS+/APFS.
+    rejected(
+        "path.unicode-normalization",
+        &[
+            "cafe\u{301}.txt",
+            "n\u{303}/x",
+            "A\u{30a}ngstro\u{308}m",
+            "\u{212b}",
+        ],
+    );
+    assert_eq!(code("café.txt").as_deref(), Ok("café.txt"));
+}
+
+#[test]
+fn windows_reserved_characters() {
+    rejected(
+        "path.reserved-char",
+        &["a<b", "a>b", "a\"b", "a|b", "what?.txt", "*.rs", "dir/x*"],
+    );
+}
+
+#[test]
+fn empty_and_root() {
+    rejected(
+        "path.empty",
+        &[
+            "",
+            ".",
+            "./",
+            ".//.",
+            "/".trim_start_matches('/'),
+            "\\.".trim_start_matches('\\'),
+        ],
+    );
+}
+
+#[test]
+fn ordinary_paths_pass_unchanged_or_normalised() {
+    for (raw, canon) in [
+        ("src/main.rs", "src/main.rs"),
+        ("./src//main.rs", "src/main.rs"),
+        ("src\\lib\\mod.rs", "src/lib/mod.rs"),
+        ("a/./b/", "a/b"),
+        (".env", ".env"),
+        (
+            ".contextos/policies/main.policy",
+            ".contextos/policies/main.policy",
+        ),
+        ("docs/日本語.md", "docs/日本語.md"),
+        ("my file.txt", "my file.txt"),
+        ("a.b.c", "a.b.c"),
+        ("CONFIG.md", "CONFIG.md"),
+        ("auxiliary.rs", "auxiliary.rs"),
+        ("nullable/x", "nullable/x"),
+        ("LPT10", "LPT10"),
+        ("gitx~1", "gitx~1"),
+        (".gitattributes", ".gitattributes"),
+    ] {
+        assert_eq!(code(raw).as_deref(), Ok(canon), "{raw:?}");
+    }
+}
+
+#[test]
+fn canonical_output_is_a_fixed_point() {
+    for raw in ["./a//b/", "a\\b\\c", "x/./y", "docs/guide/"] {
+        let once = canonical_path(raw).unwrap_or_default();
+        assert_eq!(
+            canonical_path(&once).as_deref(),
+            Ok(once.as_str()),
+            "{raw:?}"
+        );
+    }
+}
