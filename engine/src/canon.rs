@@ -11,6 +11,9 @@
 
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
+/// Characters with meaning in a path; a look-alike that folds to one of them is refused.
+const PATH_SYNTAX: [char; 7] = ['.', '/', '\\', ':', '%', '~', '$'];
+
 /// A rejected path: `code` is stable and documented in the book.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -77,6 +80,27 @@ pub fn canonical_path(raw: &str) -> Result<String, PathRejection> {
             "the path is not in Unicode NFC form; macOS would treat it as another spelling of an NFC name",
         ));
     }
+    if raw.starts_with('~') {
+        return Err(reject(
+            "path.tilde",
+            "a leading `~` means a home directory to a shell; use a repository-relative path",
+        ));
+    }
+    if has_percent_escape(raw) {
+        return Err(reject(
+            "path.percent-encoded",
+            "the path contains a %XX escape; paths are never decoded, so this spelling is refused",
+        ));
+    }
+    if let Some(c) = raw.chars().find(|c| folds_to_path_syntax(*c)) {
+        return Err(reject(
+            "path.confusable",
+            format!(
+                "U+{:04X} looks like path syntax after Unicode compatibility folding",
+                u32::from(c)
+            ),
+        ));
+    }
     let mut segments: Vec<&str> = Vec::new();
     for seg in raw.split(['/', '\\']) {
         match seg {
@@ -130,6 +154,12 @@ fn check_segment(s: &str) -> Result<(), PathRejection> {
             format!("`{s}`: Windows drops trailing dots and spaces, so this names another file"),
         ));
     }
+    if s.starts_with(' ') {
+        return Err(reject(
+            "path.leading-space",
+            format!("`{s}`: a leading space makes a name that looks like another"),
+        ));
+    }
     if is_device_name(s) {
         return Err(reject(
             "path.device",
@@ -143,6 +173,22 @@ fn check_segment(s: &str) -> Result<(), PathRejection> {
         ));
     }
     Ok(())
+}
+
+fn has_percent_escape(s: &str) -> bool {
+    s.as_bytes()
+        .windows(3)
+        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+}
+
+/// Fullwidth `．／＼：`, the one-dot leader `․`, and other compatibility forms whose NFKC
+/// folding is (or contains) path syntax; Windows' best-fit conversion makes them real.
+fn folds_to_path_syntax(c: char) -> bool {
+    !c.is_ascii() && std::iter::once(c).nfkc().any(|f| PATH_SYNTAX.contains(&f))
+        || matches!(
+            c,
+            '\u{2215}' | '\u{2044}' | '\u{29F8}' | '\u{29F9}' | '\u{FE68}'
+        )
 }
 
 /// Windows reserved device names, matched on the part before the first dot with trailing

@@ -263,3 +263,38 @@ fn canonical_output_is_a_fixed_point() {
         );
     }
 }
+
+#[test]
+fn tilde_percent_and_confusables() {
+    rejected("path.tilde", &["~/.ssh/id_rsa", "~root/x", "~"]);
+    rejected(
+        "path.percent-encoded",
+        &["%2e%2e/x", "a%2Fb", "%252e%252e", "x%00", "%c0%af"],
+    );
+    rejected(
+        "path.confusable",
+        &[
+            "\u{ff0e}\u{ff0e}/x",
+            "a\u{ff0f}b",
+            "a\u{ff3c}b",
+            "x\u{ff1a}y",
+            "\u{2024}\u{2024}/x",
+            "a\u{2215}b",
+            "\u{ff05}2e",
+            "\u{ff5e}/x",
+            "a\u{2044}b",
+        ],
+    );
+    assert_eq!(
+        code("100% done.txt").as_deref(),
+        Ok("100% done.txt"),
+        "a % without two hex digits is a plain character"
+    );
+    assert_eq!(code("a~b").as_deref(), Ok("a~b"));
+    assert_eq!(code("docs/日本語.md").as_deref(), Ok("docs/日本語.md"));
+}
+
+#[test]
+fn leading_spaces() {
+    rejected("path.leading-space", &[" x", "dir/ .git", "a/ b"]);
+}
