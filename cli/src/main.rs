@@ -58,6 +58,8 @@ enum Command {
     Decide(commands::decide::Args),
     /// Decide a request and show the full why / why-not trace.
     Explain(commands::decide::Args),
+    /// Inspect the project mutation lock.
+    Lock(commands::lock::Args),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Test(a) => commands::test::run(&ctx, &a),
         Command::Decide(a) => commands::decide::run(&ctx, &a, false),
         Command::Explain(a) => commands::decide::run(&ctx, &a, true),
+        Command::Lock(a) => commands::lock::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

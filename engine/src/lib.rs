@@ -4,11 +4,14 @@
 //! - [`compile`] turns policy sources into a checked [`PolicySet`] (or located diagnostics);
 //! - [`PolicySet::decide`] is the one, pure decision path ([`eval`]);
 //! - [`PolicySet::decide_shell`] splits a shell line and decides every command ([`exec`]);
-//! - [`testing`] runs the policies' own `test` blocks.
+//! - [`testing`] runs the policies' own `test` blocks;
+//! - [`effects`] holds the effect handlers, the only modules that touch the host
+//!   (the project lock so far).
 
 pub mod canon;
 pub mod compile;
 pub mod decision;
+pub mod effects;
 pub mod eval;
 pub mod exec;
 pub mod glob;

@@ -471,3 +471,33 @@ fn check_speaks_github_annotations() {
         r.stdout
     );
 }
+
+#[test]
+fn lock_status_reports_free_and_the_last_holder() {
+    let p = project(None);
+    let r = contextos(p.path(), &["lock", "status"]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stdout.trim(), "free; never taken");
+    let guard = contextos_engine::effects::lock::acquire(
+        p.path(),
+        &contextos_engine::effects::lock::AcquireOptions {
+            timeout: std::time::Duration::from_secs(5),
+            command: "e2e".into(),
+        },
+        &mut |_| {},
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let r = contextos(p.path(), &["--format", "json", "lock", "status"]);
+    let j = r.json();
+    assert_eq!(j["held"], true);
+    assert_eq!(j["state"]["generation"], 1);
+    assert_eq!(j["state"]["pid"], std::process::id());
+    assert_eq!(j["state"]["command"], "e2e");
+    drop(guard);
+    let r = contextos(p.path(), &["lock", "status"]);
+    assert!(
+        r.stdout.starts_with("free; last held by pid"),
+        "{}",
+        r.stdout
+    );
+}

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod decide;
 pub mod fmt;
+pub mod lock;
 pub mod test;
 
 use crate::output;

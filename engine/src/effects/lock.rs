@@ -1,0 +1,402 @@
+//! `ProjectMutationLock`: one writer per project.
+//!
+//! An exclusive OS file lock (`flock`/`LockFileEx` through `std::fs::File::try_lock`) on
+//! `.contextos/state/lock`, a file that is never deleted or renamed, opened close-on-exec
+//! (Rust's default) so a spawned command cannot keep it alive. The kernel releases the
+//! lock when the holder dies, so there is no stale-lock guessing.
+//!
+//! Every acquisition writes `.contextos/state/lock.json` (temp + fsync + rename +
+//! directory fsync) with a fresh UUID v4 token and a **fencing generation** one higher
+//! than the last. Mutations re-check the generation and token under the lock
+//! ([`LockGuard::verify_fence`]) and the journal records the generation.
+//!
+//! Decisions: the lock is **not re-entrant** — a second acquire of the same project by
+//! the same process is an error, never a deadlock; where the file system cannot lock
+//! (or is a network file system whose lock semantics differ) we refuse to mutate.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Who holds (or last held) the lock, as recorded in `lock.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockState {
+    pub token: String,
+    pub generation: u64,
+    pub pid: u32,
+    #[serde(rename = "pidStartTime")]
+    pub pid_start_time: Option<u64>,
+    #[serde(rename = "bootId")]
+    pub boot_id: Option<String>,
+    pub hostname: String,
+    pub command: String,
+    #[serde(rename = "acquiredAtUnixMs")]
+    pub acquired_at_unix_ms: u64,
+    #[serde(rename = "toolVersion")]
+    pub tool_version: String,
+}
+
+impl std::fmt::Display for LockState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pid {} on {} (`{}`, generation {})",
+            self.pid, self.hostname, self.command, self.generation
+        )
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("timed out after {waited:?} waiting for the project lock held by {holder}")]
+    Timeout { waited: Duration, holder: String },
+    #[error("this process already holds the project lock for {0}; the lock is not re-entrant")]
+    Reentrant(PathBuf),
+    #[error("{path}: the file system cannot lock files ({reason}); refusing to mutate")]
+    Unsupported { path: PathBuf, reason: String },
+    #[error("{path}: corrupt lock state ({reason}); inspect it, then delete it to reset the fencing generation")]
+    CorruptState { path: PathBuf, reason: String },
+    #[error("fencing check failed: the lock state names generation {found} (token {found_token}), this holder has generation {mine}")]
+    Fenced {
+        mine: u64,
+        found: u64,
+        found_token: String,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LockError + '_ {
+    move |source| LockError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Roots whose lock this process holds (re-entrancy detection).
+static HELD: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
+fn held() -> std::sync::MutexGuard<'static, Option<HashSet<PathBuf>>> {
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Where the lock and its state live for a project.
+#[derive(Debug, Clone)]
+pub struct LockPaths {
+    pub dir: PathBuf,
+    pub lock: PathBuf,
+    pub state: PathBuf,
+}
+
+impl LockPaths {
+    pub fn for_project(root: &Path) -> Self {
+        let dir = root.join(".contextos").join("state");
+        LockPaths {
+            lock: dir.join("lock"),
+            state: dir.join("lock.json"),
+            dir,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct AcquireOptions {
+    pub timeout: Duration,
+    /// Recorded in the state so others can see who holds the lock.
+    pub command: String,
+}
+
+impl Default for AcquireOptions {
+    fn default() -> Self {
+        AcquireOptions {
+            timeout: Duration::from_secs(30),
+            command: String::new(),
+        }
+    }
+}
+
+/// The held lock. Dropping it releases the lock.
+#[derive(Debug)]
+pub struct LockGuard {
+    file: File,
+    key: PathBuf,
+    paths: LockPaths,
+    state: LockState,
+}
+
+impl LockGuard {
+    pub fn generation(&self) -> u64 {
+        self.state.generation
+    }
+    pub fn token(&self) -> &str {
+        &self.state.token
+    }
+    pub fn state(&self) -> &LockState {
+        &self.state
+    }
+
+    /// Re-reads the lock state and checks that it still names this holder.
+    pub fn verify_fence(&self) -> Result<(), LockError> {
+        match read_state(&self.paths.state)? {
+            Some(s) if s.generation == self.state.generation && s.token == self.state.token => {
+                Ok(())
+            }
+            Some(s) => Err(LockError::Fenced {
+                mine: self.state.generation,
+                found: s.generation,
+                found_token: s.token,
+            }),
+            None => Err(LockError::Fenced {
+                mine: self.state.generation,
+                found: 0,
+                found_token: String::new(),
+            }),
+        }
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        // Closing the file releases the lock anyway; unlocking first makes it immediate
+        // even if something still holds a duplicate of the descriptor.
+        let _ = self.file.unlock();
+        if let Some(set) = held().as_mut() {
+            set.remove(&self.key);
+        }
+    }
+}
+
+/// What `contextos lock status` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockStatus {
+    pub held: bool,
+    /// The current holder when held, otherwise the last one.
+    pub state: Option<LockState>,
+}
+
+/// Acquires the project lock, waiting up to `opts.timeout`. `on_wait` is called once,
+/// with the holder, when the lock is busy (the CLI prints "waiting for the lock held by …").
+pub fn acquire(
+    root: &Path,
+    opts: &AcquireOptions,
+    on_wait: &mut dyn FnMut(Option<&LockState>),
+) -> Result<LockGuard, LockError> {
+    let paths = LockPaths::for_project(root);
+    std::fs::create_dir_all(&paths.dir).map_err(io(&paths.dir))?;
+    let key = std::fs::canonicalize(&paths.dir).map_err(io(&paths.dir))?;
+    {
+        let mut guard = held();
+        let set = guard.get_or_insert_with(HashSet::new);
+        if !set.insert(key.clone()) {
+            return Err(LockError::Reentrant(root.to_path_buf()));
+        }
+    }
+    let result = acquire_file(&paths, opts, on_wait);
+    match result {
+        Ok((file, state)) => Ok(LockGuard {
+            file,
+            key,
+            paths,
+            state,
+        }),
+        Err(e) => {
+            if let Some(set) = held().as_mut() {
+                set.remove(&key);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn acquire_file(
+    paths: &LockPaths,
+    opts: &AcquireOptions,
+    on_wait: &mut dyn FnMut(Option<&LockState>),
+) -> Result<(File, LockState), LockError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&paths.lock)
+        .map_err(io(&paths.lock))?;
+    refuse_network_fs(&file, &paths.lock)?;
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    let mut told = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(TryLockError::WouldBlock) => {
+                let holder = read_state(&paths.state).ok().flatten();
+                if !told {
+                    on_wait(holder.as_ref());
+                    told = true;
+                }
+                let waited = start.elapsed();
+                if waited >= opts.timeout {
+                    return Err(LockError::Timeout {
+                        waited,
+                        holder: holder
+                            .map_or_else(|| "another process".to_string(), |h| h.to_string()),
+                    });
+                }
+                std::thread::sleep(pause.min(opts.timeout.saturating_sub(waited)));
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(LockError::Unsupported {
+                    path: paths.lock.clone(),
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+    // Under the lock: the previous state decides the next generation.
+    let previous = read_state(&paths.state)?;
+    let state = LockState {
+        token: uuid::Uuid::new_v4().to_string(),
+        generation: previous.map_or(0, |p| p.generation).saturating_add(1),
+        pid: std::process::id(),
+        pid_start_time: pid_start_time(),
+        boot_id: boot_id(),
+        hostname: hostname(),
+        command: opts.command.clone(),
+        acquired_at_unix_ms: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    write_state(paths, &state)?;
+    Ok((file, state))
+}
+
+/// Reports whether the lock is held (without taking it for longer than a probe) and
+/// the recorded holder.
+pub fn status(root: &Path) -> Result<LockStatus, LockError> {
+    let paths = LockPaths::for_project(root);
+    let file = match File::open(&paths.lock) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(LockStatus {
+                held: false,
+                state: None,
+            })
+        }
+        Err(e) => return Err(io(&paths.lock)(e)),
+    };
+    let held = match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
+        }
+        Err(TryLockError::WouldBlock) => true,
+        Err(TryLockError::Error(e)) => {
+            return Err(LockError::Unsupported {
+                path: paths.lock.clone(),
+                reason: e.to_string(),
+            })
+        }
+    };
+    Ok(LockStatus {
+        held,
+        state: read_state(&paths.state)?,
+    })
+}
+
+fn read_state(path: &Path) -> Result<Option<LockState>, LockError> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| LockError::CorruptState {
+                    path: path.to_path_buf(),
+                    reason: e.to_string(),
+                })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
+/// temp file in the same directory + fsync + rename + directory fsync.
+fn write_state(paths: &LockPaths, state: &LockState) -> Result<(), LockError> {
+    let tmp = paths.dir.join(format!("lock.json.{}.tmp", state.token));
+    let bytes = serde_json::to_vec_pretty(state).map_err(|e| LockError::CorruptState {
+        path: paths.state.clone(),
+        reason: e.to_string(),
+    })?;
+    let write = || -> std::io::Result<()> {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &paths.state)?;
+        File::open(&paths.dir)?.sync_all()
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io(&paths.state)(e)
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn refuse_network_fs(file: &File, path: &Path) -> Result<(), LockError> {
+    // statfs magic numbers of file systems whose rename/fsync/lock guarantees differ.
+    const NETWORK: &[(i64, &str)] = &[
+        (0x6969, "NFS"),
+        (0x517B, "SMB"),
+        (0xFF53_4D42, "CIFS"),
+        (0xFE53_4D42, "SMB2"),
+        (0x7375_7245, "Coda"),
+        (0x5346_414F, "AFS"),
+        (0x0102_1997, "9P"),
+        (0x00C3_6400, "Ceph"),
+        (0x0BD0_0BD0, "Lustre"),
+        (0x4750_4653, "GPFS"),
+    ];
+    let fs = rustix::fs::fstatfs(file).map_err(|e| io(path)(e.into()))?;
+    // `f_type`'s integer type differs between targets; the magic is its low 32 bits.
+    #[allow(clippy::unnecessary_cast)]
+    let magic = (fs.f_type as i64) & 0xFFFF_FFFF;
+    match NETWORK.iter().find(|(m, _)| *m == magic) {
+        Some((_, name)) => Err(LockError::Unsupported {
+            path: path.to_path_buf(),
+            reason: format!("{name} is a network file system"),
+        }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn refuse_network_fs(_file: &File, _path: &Path) -> Result<(), LockError> {
+    Ok(())
+}
+
+/// Field 22 of /proc/self/stat (start time in clock ticks since boot): with the pid and
+/// boot id it identifies a process even under pid reuse.
+fn pid_start_time() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after_comm = stat.rsplit_once(')')?.1;
+    after_comm.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
