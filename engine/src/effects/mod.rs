@@ -2,3 +2,4 @@
 //! does I/O; these modules do, and nothing else does.
 
 pub mod lock;
+pub mod safe_fs;
