@@ -4,7 +4,6 @@
 
 use contextos_engine::effects::safe_fs::SafeRoot;
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::path::Path;
 
 struct Fixture {
     _dir: tempfile::TempDir,

@@ -249,12 +249,28 @@ impl SafeRoot {
     }
 }
 
+const OPENAT2_RETRIES: u32 = 128;
+
 /// Opens directory `path` (one or more components) beneath `base`.
 fn open_dir_beneath(base: &impl AsFd, path: &str) -> Result<OwnedFd, SafeFsError> {
     let flags = OFlags::RDONLY | DIR_FLAGS;
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS | ResolveFlags::NO_XDEV;
-    match rustix::fs::openat2(base, path, flags, Mode::empty(), resolve) {
+    // The kernel answers EAGAIN when a rename elsewhere raced with resolving `..`; it
+    // asks the caller to retry. Bounded, then refused.
+    let mut attempt = 0;
+    let result = loop {
+        match rustix::fs::openat2(base, path, flags, Mode::empty(), resolve) {
+            Err(Errno::AGAIN) if attempt < OPENAT2_RETRIES => attempt += 1,
+            other => break other,
+        }
+    };
+    match result {
         Ok(fd) => Ok(fd),
+        Err(Errno::AGAIN) => Err(fail(
+            "path.busy",
+            path,
+            "resolution kept racing with concurrent renames",
+        )),
         // No openat2 (old kernel, seccomp): one component at a time, never following a link.
         Err(Errno::NOSYS) | Err(Errno::PERM) if !path.contains('/') => {
             rustix::fs::openat(base, path, flags | OFlags::NOFOLLOW, Mode::empty())
