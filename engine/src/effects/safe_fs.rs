@@ -221,12 +221,27 @@ impl SafeRoot {
     /// directory handle, then the directory fsynced. The mode of an existing file is
     /// kept; a new file gets `new_mode`.
     pub fn write_atomic(&self, rel: &str, bytes: &[u8], new_mode: u32) -> Result<(), SafeFsError> {
+        let tmp = temp_name(rel, &uuid::Uuid::new_v4().simple().to_string());
+        self.stage(rel, &tmp, bytes, new_mode)?;
+        self.rename_into_place(rel, &tmp).inspect_err(|_| {
+            let _ = self.remove_temp(rel, &tmp);
+        })
+    }
+
+    /// Creates the temp file `tmp` beside `rel` (exclusively, never through a link) with
+    /// `bytes`, fsynced. The mode is the existing target's, else `new_mode`.
+    pub fn stage(
+        &self,
+        rel: &str,
+        tmp: &str,
+        bytes: &[u8],
+        new_mode: u32,
+    ) -> Result<(), SafeFsError> {
         let (dir, name) = self.parent(rel, true)?;
         let mode = self.inspect(&dir, &name, rel)?.map_or(new_mode, |i| i.mode);
-        let tmp = format!(".{name}.ctx-{}.tmp", uuid::Uuid::new_v4().simple());
         let fd = rustix::fs::openat(
             &dir,
-            tmp.as_str(),
+            tmp,
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(mode),
         )
@@ -237,16 +252,78 @@ impl SafeRoot {
             std::io::Write::write_all(&mut file, bytes)
                 .map_err(|e| fail("path.io", rel, e.to_string()))?;
             file.sync_all()
-                .map_err(|e| fail("path.io", rel, e.to_string()))?;
-            rustix::fs::renameat(&dir, tmp.as_str(), &dir, name.as_str())
-                .map_err(|e| from_errno(rel, e))?;
-            rustix::fs::fsync(&dir).map_err(|e| from_errno(rel, e))
+                .map_err(|e| fail("path.io", rel, e.to_string()))
         })();
         if result.is_err() {
-            let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), rustix::fs::AtFlags::empty());
+            let _ = rustix::fs::unlinkat(&dir, tmp, rustix::fs::AtFlags::empty());
         }
         result
     }
+
+    /// Renames the staged `tmp` over `rel` relative to one directory handle, after
+    /// checking the target is not a link, directory or hard-linked file; fsyncs the directory.
+    pub fn rename_into_place(&self, rel: &str, tmp: &str) -> Result<(), SafeFsError> {
+        let (dir, name) = self.parent(rel, false)?;
+        self.inspect(&dir, &name, rel)?;
+        rustix::fs::renameat(&dir, tmp, &dir, name.as_str()).map_err(|e| from_errno(rel, e))?;
+        rustix::fs::fsync(&dir).map_err(|e| from_errno(rel, e))
+    }
+
+    /// Removes the regular file `rel` (absent is fine) and fsyncs its directory.
+    pub fn remove(&self, rel: &str) -> Result<(), SafeFsError> {
+        let (dir, name) = match self.parent(rel, false) {
+            Ok(x) => x,
+            Err(e) if e.code == "path.not-found" => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if self.inspect(&dir, &name, rel)?.is_none() {
+            return Ok(());
+        }
+        rustix::fs::unlinkat(&dir, name.as_str(), rustix::fs::AtFlags::empty())
+            .map_err(|e| from_errno(rel, e))?;
+        rustix::fs::fsync(&dir).map_err(|e| from_errno(rel, e))
+    }
+
+    /// Removes a temp file beside `rel` if it exists.
+    pub fn remove_temp(&self, rel: &str, tmp: &str) -> Result<(), SafeFsError> {
+        let dir = match self.parent(rel, false) {
+            Ok((d, _)) => d,
+            Err(e) if e.code == "path.not-found" => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        match rustix::fs::unlinkat(&dir, tmp, rustix::fs::AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(from_errno(rel, e)),
+        }
+    }
+
+    /// The sha256 (hex) and mode of `rel`, or `None` when it does not exist.
+    pub fn fingerprint(&self, rel: &str) -> Result<Option<(String, u32)>, SafeFsError> {
+        let (dir, name) = match self.parent(rel, false) {
+            Ok(x) => x,
+            Err(e) if e.code == "path.not-found" => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let Some(info) = self.inspect(&dir, &name, rel)? else {
+            return Ok(None);
+        };
+        let bytes = self.read(rel)?;
+        Ok(Some((sha256_hex(&bytes), info.mode)))
+    }
+}
+
+/// The name of a temp file for `rel`, unique per `tag` (a transaction id or a uuid).
+pub fn temp_name(rel: &str, tag: &str) -> String {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    // Keep names short enough for NAME_MAX even for long targets.
+    let short: String = name.chars().take(100).collect();
+    format!(".{short}.ctx-{tag}.tmp")
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 const OPENAT2_RETRIES: u32 = 128;
