@@ -60,6 +60,10 @@ enum Command {
     Explain(commands::decide::Args),
     /// Inspect the project mutation lock.
     Lock(commands::lock::Args),
+    /// Apply a changeset through one journaled transaction (paths decided first).
+    Apply(commands::apply::Args),
+    /// Inspect or recover interrupted transactions.
+    Journal(commands::journal::Args),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +79,8 @@ fn main() -> ExitCode {
         Command::Decide(a) => commands::decide::run(&ctx, &a, false),
         Command::Explain(a) => commands::decide::run(&ctx, &a, true),
         Command::Lock(a) => commands::lock::run(&ctx, &a),
+        Command::Apply(a) => commands::apply::run(&ctx, &a),
+        Command::Journal(a) => commands::journal::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

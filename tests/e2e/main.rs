@@ -501,3 +501,134 @@ fn lock_status_reports_free_and_the_last_holder() {
         r.stdout
     );
 }
+
+fn write_changeset(dir: &Path, json: &str) -> std::path::PathBuf {
+    let p = dir.join("changes.json");
+    std::fs::write(&p, json).unwrap_or_else(|e| panic!("{e}"));
+    p
+}
+
+#[test]
+fn apply_writes_allowed_changes_atomically() {
+    let p = project(Some(
+        "language 1;\n@id(\"lock\") ask path write \"Cargo.lock\" because \"deps\";\n",
+    ));
+    let cs = write_changeset(
+        p.path(),
+        r#"{"changes": [
+            {"op": "write", "path": "src/lib.rs", "content": "pub fn a() {}\n"},
+            {"op": "write", "path": "./docs//guide.md", "content": "Guide\n", "mode": 384},
+            {"op": "write", "path": "new.txt", "content": "x", "mustNotExist": true}
+        ]}"#,
+    );
+    let r = contextos(p.path(), &["apply", cs.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("applied 3 change(s) in transaction"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("src/lib.rs")).unwrap_or_default(),
+        "pub fn a() {}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("docs/guide.md")).unwrap_or_default(),
+        "Guide\n"
+    );
+    let r = contextos(p.path(), &["journal", "status"]);
+    assert_eq!(r.stdout.trim(), "the journal is empty");
+    // mustNotExist now fails: nothing of a failing transaction is applied.
+    let cs = write_changeset(
+        p.path(),
+        r#"{"changes": [
+            {"op": "write", "path": "src/lib.rs", "content": "changed"},
+            {"op": "write", "path": "new.txt", "content": "y", "mustNotExist": true}
+        ]}"#,
+    );
+    let r = contextos(p.path(), &["apply", cs.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("nothing was applied"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("src/lib.rs")).unwrap_or_default(),
+        "pub fn a() {}\n"
+    );
+}
+
+#[test]
+fn apply_refuses_denied_and_unconfirmed_changes_entirely() {
+    let p = project(Some(
+        "language 1;\n@id(\"lock\") ask path write \"Cargo.lock\" because \"deps\";\n",
+    ));
+    std::fs::write(p.path().join("Cargo.lock"), "old").unwrap_or_else(|e| panic!("{e}"));
+    let deny = write_changeset(
+        p.path(),
+        r#"{"changes": [
+            {"op": "write", "path": "src/ok.rs", "content": "fine"},
+            {"op": "write", "path": ".git/hooks/pre-commit", "content": "evil"}
+        ]}"#,
+    );
+    let r = contextos(
+        p.path(),
+        &["apply", deny.to_str().unwrap_or_default(), "--yes"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("deny  write .git/hooks/pre-commit (std-self-protection)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !p.path().join("src/ok.rs").exists(),
+        "nothing of a denied changeset is applied"
+    );
+    let escape = write_changeset(
+        p.path(),
+        r#"{"changes": [{"op": "write", "path": "../outside.txt", "content": "x"}]}"#,
+    );
+    let r = contextos(p.path(), &["apply", escape.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("[path.traversal]"), "{}", r.stdout);
+    let ask = write_changeset(
+        p.path(),
+        r#"{"changes": [{"op": "write", "path": "Cargo.lock", "content": "new"}]}"#,
+    );
+    let r = contextos(p.path(), &["apply", ask.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 3, "{}", r.stdout);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("Cargo.lock")).unwrap_or_default(),
+        "old"
+    );
+    let r = contextos(
+        p.path(),
+        &["apply", ask.to_str().unwrap_or_default(), "--dry-run"],
+    );
+    assert_eq!(r.code, 3);
+    assert!(
+        r.stdout.contains("-old") && r.stdout.contains("+new"),
+        "{}",
+        r.stdout
+    );
+    let r = contextos(
+        p.path(),
+        &["apply", ask.to_str().unwrap_or_default(), "--yes"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("Cargo.lock")).unwrap_or_default(),
+        "new"
+    );
+}
+
+#[test]
+fn apply_rejects_malformed_changesets_with_a_location() {
+    let p = project(None);
+    let bad = write_changeset(
+        p.path(),
+        "{\"changes\": [{\"op\": \"chmod\", \"path\": \"x\"}]}",
+    );
+    let r = contextos(p.path(), &["apply", bad.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("changes.json:1:"), "{}", r.stderr);
+}

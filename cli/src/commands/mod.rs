@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
+pub mod apply;
 pub mod check;
 pub mod decide;
 pub mod fmt;
+pub mod journal;
 pub mod lock;
 pub mod test;
 
