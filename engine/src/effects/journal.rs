@@ -239,11 +239,13 @@ pub fn commit(
             post,
         });
     }
-    // 2. Backups of every existing pre-image.
+    // 2. Backups of every existing pre-image, created directly under their final names
+    //    (fsynced): until the intent exists, recovery discards the whole directory, so a
+    //    torn backup is harmless. The intent's write fsyncs the directory.
     for (i, e) in entries.iter().enumerate() {
         if let Some(b) = &e.backup {
             let bytes = root.read(&e.path)?;
-            root.write_atomic(&tx_path(&txid, b), &bytes, 0o600)?;
+            root.stage(&tx_path(&txid, b), b, &bytes, 0o600)?;
             failpoint(Failpoint::BackupWritten(i));
         }
     }
@@ -303,10 +305,9 @@ fn cleanup(root: &SafeRoot, txid: &str, intent: &Intent) -> Result<(), JournalEr
         if let Some(t) = &e.temp {
             root.remove_temp(&e.path, t)?;
         }
-        if let Some(b) = &e.backup {
-            root.remove(&tx_path(txid, b))?;
-        }
     }
+    // Backups go with the directory; unlinks need no fsync each: a crash here leaves a
+    // committed (or rolled-back) transaction that the next recovery cleans up again.
     remove_tx_dir(root, txid)
 }
 
@@ -314,7 +315,7 @@ fn remove_tx_dir(root: &SafeRoot, txid: &str) -> Result<(), JournalError> {
     // `committed` last: until it is gone, a crash here still reads as committed.
     for name in list(root, txid)? {
         if name != "committed" {
-            root.remove(&tx_path(txid, &name))?;
+            root.remove_temp(&tx_path(txid, &name), &name)?;
         }
     }
     root.remove(&tx_path(txid, "committed"))?;
