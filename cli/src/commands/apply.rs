@@ -61,21 +61,124 @@ enum Op {
     Delete,
 }
 
-fn read_changeset(path: &PathBuf) -> Result<Changeset, String> {
+fn read_changeset(path: &PathBuf, root: &std::path::Path) -> Result<Changeset, String> {
     let text = if path.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin())
             .map_err(|e| format!("cannot read standard input: {e}"))?
     } else {
         std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
     };
-    serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}:{}:{}: invalid changeset: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })
+    if text.trim_start().starts_with('{') {
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}:{}:{}: invalid changeset: {e}",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })
+    } else {
+        from_unified_diff(&text, root).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// A multi-file unified diff (as `git diff` prints it) turned into changes against the
+/// current files. Each modified file carries the sha256 of the content the patch was
+/// applied to, so a file that changes before the transaction applies aborts it.
+fn from_unified_diff(text: &str, root: &std::path::Path) -> Result<Changeset, String> {
+    const GIT_META: [&str; 9] = [
+        "diff --git ",
+        "index ",
+        "new file mode ",
+        "deleted file mode ",
+        "similarity index ",
+        "rename from ",
+        "rename to ",
+        "old mode ",
+        "new mode ",
+    ];
+    let mut chunks: Vec<(usize, String)> = Vec::new();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("rename from ") || line.starts_with("old mode ") {
+            return Err(format!(
+                "line {}: renames and mode changes are not supported in diffs",
+                i + 1
+            ));
+        }
+        if line.starts_with("--- ") && lines.get(i + 1).is_some_and(|n| n.starts_with("+++ ")) {
+            chunks.push((i + 1, String::new()));
+        }
+        if let Some((_, chunk)) = chunks.last_mut() {
+            if !GIT_META.iter().any(|p| line.starts_with(p)) {
+                chunk.push_str(line);
+            }
+        }
+    }
+    if chunks.is_empty() {
+        return Err("neither JSON nor a unified diff with `---`/`+++` headers".into());
+    }
+    let safe = SafeRoot::open(root).map_err(|e| e.to_string())?;
+    let mut changes = Vec::new();
+    for (line, chunk) in &chunks {
+        let patch = diffy::Patch::from_str(chunk).map_err(|e| format!("line {line}: {e}"))?;
+        let original = patch.original().and_then(|p| header_path(p, "a/"));
+        let modified = patch.modified().and_then(|p| header_path(p, "b/"));
+        match (original, modified) {
+            (None, None) => return Err(format!("line {line}: both sides are /dev/null")),
+            (Some(o), Some(m)) if o != m => {
+                return Err(format!(
+                    "line {line}: renames are not supported ({o} -> {m})"
+                ))
+            }
+            (None, Some(m)) => {
+                let content = diffy::apply("", &patch).map_err(|e| format!("{m}: {e}"))?;
+                changes.push(Entry {
+                    op: Op::Write,
+                    path: m,
+                    content: Some(content),
+                    mode: None,
+                    expect_sha256: None,
+                    must_not_exist: true,
+                });
+            }
+            (Some(o), modified) => {
+                let canonical =
+                    contextos_engine::canon::canonical_path(&o).unwrap_or_else(|_| o.clone());
+                let base = safe
+                    .read(&canonical)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .ok_or_else(|| format!("line {line}: cannot read {o} to apply the patch to"))?;
+                let sha = contextos_engine::effects::safe_fs::sha256_hex(base.as_bytes());
+                let (op, content) = match modified {
+                    Some(_) => (
+                        Op::Write,
+                        Some(diffy::apply(&base, &patch).map_err(|e| format!("{o}: {e}"))?),
+                    ),
+                    None => (Op::Delete, None),
+                };
+                changes.push(Entry {
+                    op,
+                    path: o,
+                    content,
+                    mode: None,
+                    expect_sha256: Some(sha),
+                    must_not_exist: false,
+                });
+            }
+        }
+    }
+    Ok(Changeset { changes })
+}
+
+/// `a/src/x.rs<TAB>timestamp` -> `src/x.rs`; `/dev/null` has no path.
+fn header_path(raw: &str, prefix: &str) -> Option<String> {
+    let p = raw.split('\t').next().unwrap_or(raw).trim_end();
+    if p == "/dev/null" {
+        return None;
+    }
+    Some(p.strip_prefix(prefix).unwrap_or(p).to_string())
 }
 
 pub fn run(ctx: &Context, args: &Args) -> u8 {
@@ -87,7 +190,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let changeset = match read_changeset(&args.changeset) {
+    let changeset = match read_changeset(&args.changeset, &project.root) {
         Ok(c) => c,
         Err(e) => return ctx.fail(&e),
     };
