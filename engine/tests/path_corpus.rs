@@ -298,3 +298,89 @@ fn tilde_percent_and_confusables() {
 fn leading_spaces() {
     rejected("path.leading-space", &[" x", "dir/ .git", "a/ b"]);
 }
+
+/// Generated combinations: every device name in every disguise, every separator style of
+/// traversal and absolute forms, every case variant of `.git` — several hundred inputs.
+#[test]
+fn generated_corpus() {
+    let mut n = 0;
+    let devices = [
+        "CON",
+        "PRN",
+        "AUX",
+        "NUL",
+        "COM1",
+        "COM9",
+        "LPT1",
+        "LPT9",
+        "COM\u{b9}",
+        "LPT\u{b3}",
+        "CONIN$",
+        "CONOUT$",
+    ];
+    for d in devices {
+        for name in [
+            d.to_string(),
+            d.to_lowercase(),
+            format!("{d}.txt"),
+            format!("{d} .log"),
+            format!("{d}.tar.gz"),
+        ] {
+            for prefix in ["", "dir/", "a/b/"] {
+                assert_eq!(
+                    code(&format!("{prefix}{name}")),
+                    Err("path.device"),
+                    "{prefix}{name}"
+                );
+                n += 1;
+            }
+        }
+    }
+    for sep in ["/", "\\"] {
+        for t in [
+            "..",
+            "a{s}..",
+            "a{s}..{s}b",
+            "..{s}..{s}x",
+            "x{s}y{s}..{s}..{s}..",
+        ] {
+            let p = t.replace("{s}", sep);
+            assert_eq!(code(&p), Err("path.traversal"), "{p}");
+            n += 1;
+        }
+        for a in [
+            "{s}etc{s}passwd",
+            "{s}{s}server{s}share",
+            "{s}{s}?{s}C:{s}x",
+            "{s}{s}.{s}COM1",
+        ] {
+            let p = a.replace("{s}", sep);
+            assert_eq!(code(&p), Err("path.absolute"), "{p}");
+            n += 1;
+        }
+    }
+    for variant in [
+        ".GIT", ".Git", ".gIT", ".giT", ".GiT", "GIT~1", "git~1", "Git~1",
+    ] {
+        for suffix in ["", "/config", "/hooks/pre-commit"] {
+            for prefix in ["", "sub/", "vendor/lib/"] {
+                let p = format!("{prefix}{variant}{suffix}");
+                assert_eq!(code(&p), Err("path.git-alias"), "{p}");
+                n += 1;
+            }
+        }
+    }
+    for c in ['<', '>', '"', '|', '?', '*'] {
+        for p in [format!("a{c}b"), format!("dir/{c}"), format!("{c}x/y")] {
+            assert_eq!(code(&p), Err("path.reserved-char"), "{p}");
+            n += 1;
+        }
+    }
+    for cp in 0u32..0x20 {
+        let c = char::from_u32(cp).unwrap_or('x');
+        let want = if cp == 0 { "path.nul" } else { "path.control" };
+        assert_eq!(code(&format!("a{c}b")), Err(want), "U+{cp:04X}");
+        n += 1;
+    }
+    assert!(n >= 300, "only {n} generated cases");
+}
