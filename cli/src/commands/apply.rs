@@ -7,7 +7,6 @@
 use super::{Context, EXIT_ASK, EXIT_FINDINGS, EXIT_OK};
 use crate::{output, Format};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
-use contextos_engine::effects::lock::{self, AcquireOptions};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::{Decision, Effect, EvalOptions, PathOp, Request, RequestKind};
 use serde::Deserialize;
@@ -265,17 +264,13 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         };
     }
     // 2. Under the lock: recover, then commit.
-    let opts = AcquireOptions {
-        timeout: Duration::from_secs(args.lock_timeout),
-        command: "contextos apply".into(),
-    };
-    let guard = match lock::acquire(&project.root, &opts, &mut |h| {
-        if let Some(h) = h {
-            eprintln!("waiting for the project lock held by {h}");
-        }
-    }) {
+    let guard = match ctx.take_lock(
+        &project.root,
+        "contextos apply",
+        Duration::from_secs(args.lock_timeout),
+    ) {
         Ok(g) => g,
-        Err(e) => return ctx.fail(&e.to_string()),
+        Err(code) => return code,
     };
     let root = match SafeRoot::open(&project.root) {
         Ok(r) => r,

@@ -3,7 +3,6 @@
 use super::{Context, EXIT_OK};
 use crate::{output, Format};
 use contextos_engine::effects::journal;
-use contextos_engine::effects::lock::{self, AcquireOptions};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use std::time::Duration;
 
@@ -36,17 +35,13 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             Err(e) => return ctx.fail(&e.to_string()),
         },
         What::Recover => {
-            let opts = AcquireOptions {
-                timeout: Duration::from_secs(30),
-                command: "contextos journal recover".into(),
-            };
-            let guard = match lock::acquire(&project.root, &opts, &mut |h| {
-                if let Some(h) = h {
-                    eprintln!("waiting for the project lock held by {h}");
-                }
-            }) {
+            let guard = match ctx.take_lock(
+                &project.root,
+                "contextos journal recover",
+                Duration::from_secs(30),
+            ) {
                 Ok(g) => g,
-                Err(e) => return ctx.fail(&e.to_string()),
+                Err(code) => return code,
             };
             match journal::recover(&root, &guard) {
                 Ok(p) => (p, true),

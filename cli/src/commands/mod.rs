@@ -26,6 +26,26 @@ pub struct Context {
 }
 
 impl Context {
+    /// Takes the project lock for a mutating command, telling the user whom it waits for.
+    pub fn take_lock(
+        &self,
+        root: &std::path::Path,
+        command: &str,
+        timeout: std::time::Duration,
+    ) -> Result<contextos_engine::effects::lock::LockGuard, u8> {
+        use contextos_engine::effects::lock::{acquire, AcquireOptions};
+        let opts = AcquireOptions {
+            timeout,
+            command: command.to_string(),
+        };
+        acquire(root, &opts, &mut |holder| {
+            if let Some(h) = holder {
+                eprintln!("waiting for the project lock held by {h}");
+            }
+        })
+        .map_err(|e| self.fail(&e.to_string()))
+    }
+
     pub fn project(&self) -> Result<Project, u8> {
         Project::discover(self.project.as_deref()).map_err(|e| self.fail(&e.to_string()))
     }
