@@ -323,3 +323,36 @@ fn a_stale_fence_refuses_to_apply() {
     assert!(err.to_string().contains("fencing"), "{err}");
     assert!(!root.join("a.txt").exists());
 }
+
+#[test]
+fn a_failure_half_way_through_applying_undoes_what_was_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    {
+        let lock = acquire(root, &lock_opts(), &mut |_| {}).unwrap();
+        let safe = SafeRoot::open(root).unwrap();
+        journal::commit(&safe, &lock, &next_version(0), &mut |_| {}).unwrap();
+    }
+    assert_eq!(consistent_version(root), 1);
+    let lock = acquire(root, &lock_opts(), &mut |_| {}).unwrap();
+    let safe = SafeRoot::open(root).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let second = root.join(FILES[1]);
+    // After the first rename, swap the second target for a symlink: its rename is refused.
+    let err = journal::commit(&safe, &lock, &next_version(1), &mut |fp| {
+        if fp == Failpoint::Applied(0) {
+            std::fs::remove_file(&second).unwrap();
+            std::os::unix::fs::symlink(outside.path().join("x"), &second).unwrap();
+        }
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    // The first file is back to version 1; the journal is empty.
+    let first = std::fs::read_to_string(root.join(FILES[0])).unwrap();
+    assert!(first.starts_with("version 1 "), "{first}");
+    assert!(journal::status(&safe).unwrap().is_empty());
+    assert!(
+        std::fs::read_dir(outside.path()).unwrap().next().is_none(),
+        "nothing written through the link"
+    );
+}

@@ -16,7 +16,7 @@
 //! Recovery (start of every mutating command, and `contextos journal recover`): a
 //! transaction without `intent.json` never touched a target and is removed; one with
 //! `intent.json` but no `committed` is **rolled back** (temp files removed, every target
-//! whose content is not its pre-image restored from its backup or removed); a committed
+//! that holds its post-image restored from its backup or removed); a committed
 //! one is cleaned up. Every recovery step is idempotent, so a crash during recovery is
 //! just another crash. After recovery, every file of a transaction is old or every file
 //! is new, and no temp or backup file remains.
@@ -261,6 +261,38 @@ pub fn commit(
     })?;
     root.write_atomic(&tx_path(&txid, "intent.json"), &json, 0o600)?;
     failpoint(Failpoint::IntentWritten);
+    // 4–6 may fail half-way (a target swapped for a link, a stale fence): undo at once,
+    // so an error always means nothing was applied. If even that fails, the journal
+    // keeps the transaction for the next recovery.
+    if let Err(e) = stage_apply_commit(root, lock, steps, &intent, failpoint) {
+        return match roll_back(root, &intent).and_then(|()| cleanup(root, &txid, &intent)) {
+            Ok(()) => Err(e),
+            Err(undo) => Err(JournalError::Corrupt {
+                txid: txid.clone(),
+                why: format!(
+                    "{e}; rolling back failed too ({undo}); run `contextos journal recover`"
+                ),
+            }),
+        };
+    }
+    // 7. Cleanup.
+    cleanup(root, &txid, &intent)?;
+    failpoint(Failpoint::CleanedUp);
+    Ok(Committed {
+        txid,
+        generation: intent.generation,
+        files: intent.entries.len(),
+    })
+}
+
+/// Steps 4–6 of the protocol: stage, fenced and re-checked apply, commit record.
+fn stage_apply_commit(
+    root: &SafeRoot,
+    lock: &LockGuard,
+    steps: &[Step],
+    intent: &Intent,
+    failpoint: &mut dyn FnMut(Failpoint),
+) -> Result<(), JournalError> {
     // 4. Stage new contents beside their targets.
     for (i, (s, e)) in steps.iter().zip(&intent.entries).enumerate() {
         if let (Change::Write { content, mode, .. }, Some(t)) = (&s.change, &e.temp) {
@@ -288,16 +320,9 @@ pub fn commit(
         failpoint(Failpoint::Applied(i));
     }
     // 6. Commit point.
-    root.write_atomic(&tx_path(&txid, "committed"), b"", 0o600)?;
+    root.write_atomic(&tx_path(&intent.txid, "committed"), b"", 0o600)?;
     failpoint(Failpoint::Committed);
-    // 7. Cleanup.
-    cleanup(root, &txid, &intent)?;
-    failpoint(Failpoint::CleanedUp);
-    Ok(Committed {
-        txid,
-        generation: intent.generation,
-        files: intent.entries.len(),
-    })
+    Ok(())
 }
 
 fn cleanup(root: &SafeRoot, txid: &str, intent: &Intent) -> Result<(), JournalError> {
@@ -433,8 +458,23 @@ fn roll_back(root: &SafeRoot, intent: &Intent) -> Result<(), JournalError> {
         if let Some(t) = &e.temp {
             root.remove_temp(&e.path, t)?;
         }
-        let now = image_of(root, &e.path)?;
-        if now.exists == e.pre.exists && now.sha256 == e.pre.sha256 {
+        // Undo only what this transaction did: a target that holds its post-image. One
+        // that holds neither image (or is no longer a regular file) was changed by
+        // someone else and is left alone.
+        let now = match image_of(root, &e.path) {
+            Ok(now) => now,
+            Err(JournalError::Path(p))
+                if matches!(
+                    p.code,
+                    "path.symlink" | "path.is-directory" | "path.special-file" | "path.hardlink"
+                ) =>
+            {
+                continue
+            }
+            Err(other) => return Err(other),
+        };
+        let holds = |img: &Image| now.exists == img.exists && now.sha256 == img.sha256;
+        if holds(&e.pre) || !holds(&e.post) {
             continue;
         }
         match &e.backup {
