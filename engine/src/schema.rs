@@ -197,10 +197,6 @@ pub fn lookup_attr(dotted: &str) -> Option<&'static AttrInfo> {
     ATTRS.iter().find(|a| a.names.contains(&dotted))
 }
 
-pub fn attr_names() -> impl Iterator<Item = &'static str> {
-    ATTRS.iter().flat_map(|a| a.names.iter().copied())
-}
-
 /// Methods callable on attributes (`exec.argv.len()`) and functions (`plugin.signed_by(k)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {

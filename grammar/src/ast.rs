@@ -14,9 +14,6 @@ impl Span {
     pub fn new(start: usize, end: usize) -> Self {
         Span { start, end }
     }
-    pub fn shifted(self, by: usize) -> Self {
-        Span::new(self.start + by, self.end + by)
-    }
 }
 
 /// A value together with where it was written.
