@@ -172,6 +172,7 @@ impl Project {
             &sources,
             &CompileOptions {
                 disabled_rules: self.config.policies.disable.clone(),
+                ..Default::default()
             },
         ))
     }

@@ -2,7 +2,7 @@
 //! builds the indexed [`PolicySet`]. Every problem becomes a located diagnostic; a set
 //! with any error is never produced (callers fail closed).
 
-use crate::glob::{has_glob_meta, path_glob, word_glob, PathGlobs};
+use crate::glob::{has_glob_meta, path_glob, LazyWordGlob, PathGlobs};
 use crate::index::Index;
 use crate::ir::*;
 use crate::policy::{CompiledCase, CompiledGuide, CompiledTest, PolicySet, TestSubject};
@@ -25,6 +25,10 @@ pub struct PolicySource {
 pub struct CompileOptions {
     /// Rule ids to leave out (from `contextos.toml`), e.g. to override a stdlib rule.
     pub disabled_rules: Vec<String>,
+    /// Leave glob sets to be compiled on first use instead of now. A short-lived process
+    /// (an agent hook) then pays only for the index nodes its request reaches; an invalid
+    /// set surfaces as an evaluation error (resolved stricter) instead of a compile error.
+    pub lazy: bool,
 }
 
 /// A diagnostic and the index of the file (in [`CompileOutput::files`]) it belongs to;
@@ -390,7 +394,13 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     let index = if has_errors {
         None
     } else {
-        match Index::build(&rules) {
+        match Index::build(&rules).and_then(|i| {
+            if !options.lazy {
+                i.warm()?;
+                warm_rules(&rules)?;
+            }
+            Ok(i)
+        }) {
             Ok(i) => Some(i),
             Err(e) => {
                 diags.push(FileDiagnostic {
@@ -420,6 +430,31 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         files,
         diagnostics: diags,
     }
+}
+
+/// Compiles the globs inside conditions and exec heads now (see [`CompileOptions::lazy`]).
+pub(crate) fn warm_rules(rules: &[CompiledRule]) -> Result<(), String> {
+    fn cond(c: &Cond) -> Result<(), String> {
+        match c {
+            Cond::Or(v) | Cond::And(v) => v.iter().try_for_each(cond),
+            Cond::Not(inner) => cond(inner),
+            Cond::Matches(_, globs) => globs.warm(),
+            Cond::Cmp(..) | Cond::Truthy(_) | Cond::Script(_) => Ok(()),
+        }
+    }
+    for r in rules {
+        for c in &r.clauses {
+            cond(&c.cond)?;
+        }
+        for p in &r.exec_patterns {
+            for w in &p.words {
+                if let Word::Glob(g) = w {
+                    g.is_match("")?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_domain(ctx: &mut Ctx, fi: usize, d: &Spanned<String>) -> Option<Domain> {
@@ -669,7 +704,7 @@ pub fn exec_pattern(p: &str) -> Result<ExecPattern, String> {
         .into_iter()
         .map(|w| {
             if has_glob_meta(w) {
-                word_glob(w).map(Word::Glob)
+                LazyWordGlob::new(w).map(Word::Glob)
             } else {
                 Ok(Word::Literal(w.to_string()))
             }

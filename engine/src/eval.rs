@@ -99,10 +99,15 @@ pub(crate) fn rejected(req: Request, rejection: Rejection) -> Decision {
 }
 
 /// Exec heads are verified against the full pattern (the trie only narrows by prefix).
+/// A pattern that cannot be compiled is taken to match a deny/ask rule and not to match
+/// an allow rule: the stricter outcome.
 pub(crate) fn head_matches(r: &CompiledRule, req: &Request) -> bool {
     match &req.kind {
         RequestKind::Exec(e) => {
-            r.exec_patterns.is_empty() || r.exec_patterns.iter().any(|p| p.matches(&e.argv))
+            r.exec_patterns.is_empty()
+                || r.exec_patterns
+                    .iter()
+                    .any(|p| p.matches(&e.argv).unwrap_or(r.effect != Effect::Allow))
         }
         _ => true,
     }
@@ -232,8 +237,17 @@ fn cond(scripts: &ScriptHost, c: &Cond, req: &Request) -> Result<bool, String> {
         Cond::Truthy(v) => matches!(val(v, req)?, V::Bool(true)),
         Cond::Script(i) => scripts.eval(*i, req)?,
         Cond::Matches(lhs, globs) => match val(lhs, req)? {
-            V::Str(s) => globs.is_match(&s),
-            V::List(l) => l.iter().any(|s| globs.is_match(s)),
+            V::Str(s) => globs.is_match(&s)?,
+            V::List(l) => {
+                let mut any = false;
+                for s in l.iter() {
+                    if globs.is_match(s)? {
+                        any = true;
+                        break;
+                    }
+                }
+                any
+            }
             other => return Err(format!("cannot match {other:?} against globs")),
         },
         Cond::Cmp(l, op, r) => compare(val(l, req)?, *op, val(r, req)?)?,

@@ -3,6 +3,7 @@
 //! one argv word, so there `*` matches any characters, `/` included.
 
 use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+use std::sync::OnceLock;
 
 pub fn path_glob(pattern: &str) -> Result<Glob, String> {
     GlobBuilder::new(pattern)
@@ -12,10 +13,14 @@ pub fn path_glob(pattern: &str) -> Result<Glob, String> {
         .map_err(|e| e.kind().to_string())
 }
 
+fn word_builder(pattern: &str) -> GlobBuilder<'_> {
+    let mut b = GlobBuilder::new(pattern);
+    b.literal_separator(false).backslash_escape(true);
+    b
+}
+
 pub fn word_glob(pattern: &str) -> Result<GlobMatcher, String> {
-    GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .backslash_escape(true)
+    word_builder(pattern)
         .build()
         .map(|g| g.compile_matcher())
         .map_err(|e| e.kind().to_string())
@@ -26,23 +31,109 @@ pub fn has_glob_meta(word: &str) -> bool {
     word.contains(['*', '?', '[', '{', '\\'])
 }
 
-/// A compiled set of path globs, for `matches` conditions.
-#[derive(Debug, Clone)]
+/// A lazily compiled single glob over one argv word. Parsing (done at compile time)
+/// validates the pattern; the regex behind it is only built the first time a request
+/// reaches it, so a short-lived process (an agent hook) pays only for what it uses.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct LazyWordGlob {
+    pattern: String,
+    matcher: OnceLock<Result<GlobMatcher, String>>,
+}
+
+impl LazyWordGlob {
+    pub fn new(pattern: &str) -> Result<Self, String> {
+        word_builder(pattern)
+            .build()
+            .map_err(|e| e.kind().to_string())?;
+        Ok(LazyWordGlob {
+            pattern: pattern.to_string(),
+            matcher: OnceLock::new(),
+        })
+    }
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+    /// Errors only when the regex cannot be built (size limits); callers resolve that to
+    /// the stricter outcome.
+    pub fn is_match(&self, s: &str) -> Result<bool, String> {
+        self.matcher
+            .get_or_init(|| word_glob(&self.pattern))
+            .as_ref()
+            .map(|m| m.is_match(s))
+            .map_err(Clone::clone)
+    }
+}
+
+// Serialised as the pattern text; deserialising re-validates it, so a policy cache can
+// never smuggle in a pattern the compiler would have rejected.
+impl TryFrom<String> for LazyWordGlob {
+    type Error = String;
+    fn try_from(p: String) -> Result<Self, String> {
+        LazyWordGlob::new(&p)
+    }
+}
+
+impl From<LazyWordGlob> for String {
+    fn from(g: LazyWordGlob) -> String {
+        g.pattern
+    }
+}
+
+impl TryFrom<Vec<String>> for PathGlobs {
+    type Error = String;
+    fn try_from(p: Vec<String>) -> Result<Self, String> {
+        PathGlobs::new(p.iter().map(String::as_str)).map_err(|(p, e)| format!("glob `{p}`: {e}"))
+    }
+}
+
+impl From<PathGlobs> for Vec<String> {
+    fn from(g: PathGlobs) -> Vec<String> {
+        g.patterns
+    }
+}
+
+/// A set of path globs for `matches` conditions, validated at compile time and compiled
+/// into one `GlobSet` on first use.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "Vec<String>", into = "Vec<String>")]
 pub struct PathGlobs {
-    set: GlobSet,
+    patterns: Vec<String>,
+    set: OnceLock<Result<GlobSet, String>>,
 }
 
 impl PathGlobs {
     pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<Self, (String, String)> {
-        let mut b = GlobSetBuilder::new();
+        let mut out = Vec::new();
         for p in patterns {
-            b.add(path_glob(p).map_err(|e| (p.to_string(), e))?);
+            path_glob(p).map_err(|e| (p.to_string(), e))?;
+            out.push(p.to_string());
         }
-        let set = b.build().map_err(|e| (String::new(), e.to_string()))?;
-        Ok(PathGlobs { set })
+        Ok(PathGlobs {
+            patterns: out,
+            set: OnceLock::new(),
+        })
     }
-    pub fn is_match(&self, s: &str) -> bool {
-        self.set.is_match(s)
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+    fn build(&self) -> Result<GlobSet, String> {
+        let mut b = GlobSetBuilder::new();
+        for p in &self.patterns {
+            b.add(path_glob(p)?);
+        }
+        b.build().map_err(|e| e.to_string())
+    }
+    pub fn is_match(&self, s: &str) -> Result<bool, String> {
+        self.set
+            .get_or_init(|| self.build())
+            .as_ref()
+            .map(|set| set.is_match(s))
+            .map_err(Clone::clone)
+    }
+    /// Builds the set now, reporting an error `check` should show.
+    pub fn warm(&self) -> Result<(), String> {
+        self.is_match("").map(|_| ())
     }
 }
 

@@ -5,8 +5,10 @@
 
 use crate::ir::{CompiledRule, ALL_OPS};
 use crate::request::{Domain, PathOp, Request, RequestKind};
+use contextos_grammar::ast::Effect;
 use globset::{GlobSet, GlobSetBuilder};
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 #[derive(Debug, Default)]
 pub struct Index {
@@ -27,62 +29,101 @@ struct GlobIndex {
     always: Vec<usize>,
 }
 
-#[derive(Debug)]
+/// One trie node: the globs filed here, compiled into a `GlobSet` on first use so a
+/// short-lived process only builds the nodes its requests reach.
+#[derive(Debug, Default)]
 struct SegmentNode {
-    set: GlobSet,
-    /// `set` match index -> rule index.
-    owners: Vec<usize>,
+    globs: Vec<globset::Glob>,
+    set: OnceLock<Result<GlobSet, String>>,
+    /// `globs` index -> (rule index, whether the rule is deny/ask).
+    owners: Vec<(usize, bool)>,
     children: HashMap<String, SegmentNode>,
 }
 
-impl Default for SegmentNode {
-    fn default() -> Self {
-        SegmentNode {
-            set: GlobSet::empty(),
-            owners: Vec::new(),
-            children: HashMap::new(),
+impl SegmentNode {
+    fn set(&self) -> &Result<GlobSet, String> {
+        self.set.get_or_init(|| {
+            let mut b = GlobSetBuilder::new();
+            for g in &self.globs {
+                b.add(g.clone());
+            }
+            b.build().map_err(|e| e.to_string())
+        })
+    }
+
+    fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
+        if self.globs.is_empty() {
+            return;
         }
+        match self.set() {
+            Ok(set) => {
+                for m in set.matches(subject) {
+                    if let Some((rule, _)) = self.owners.get(m) {
+                        out.push(*rule);
+                    }
+                }
+            }
+            // A set that cannot be built must not drop deny rules: match glob by glob,
+            // and where even one glob cannot be compiled, count it as matching for a
+            // deny/ask rule and as not matching for an allow rule (the stricter outcome).
+            Err(_) => {
+                for (g, (rule, strict)) in self.globs.iter().zip(&self.owners) {
+                    let hit = match std::panic::catch_unwind(|| g.compile_matcher()) {
+                        Ok(m) => m.is_match(subject),
+                        Err(_) => *strict,
+                    };
+                    if hit {
+                        out.push(*rule);
+                    }
+                }
+            }
+        }
+    }
+
+    fn warm(&self) -> Result<(), String> {
+        if !self.globs.is_empty() {
+            self.set().as_ref().map_err(Clone::clone)?;
+        }
+        self.children.values().try_for_each(SegmentNode::warm)
     }
 }
 
-/// Collects patterns per node before the glob sets are compiled.
+/// Collects patterns per node before the trie is frozen.
 #[derive(Default)]
 struct NodeBuilder {
-    globs: Vec<(globset::Glob, usize)>,
+    globs: Vec<(globset::Glob, usize, bool)>,
     children: HashMap<String, NodeBuilder>,
 }
 
 impl NodeBuilder {
-    fn insert(&mut self, dirs: &[&str], glob: globset::Glob, rule: usize) {
+    fn insert(&mut self, dirs: &[&str], glob: globset::Glob, rule: usize, strict: bool) {
         match dirs.split_first() {
-            None => self.globs.push((glob, rule)),
+            None => self.globs.push((glob, rule, strict)),
             Some((d, rest)) => self
                 .children
                 .entry((*d).to_string())
                 .or_default()
-                .insert(rest, glob, rule),
+                .insert(rest, glob, rule, strict),
         }
     }
 
-    fn build(self) -> Result<SegmentNode, String> {
-        let mut b = GlobSetBuilder::new();
+    fn build(self) -> SegmentNode {
+        let mut globs = Vec::with_capacity(self.globs.len());
         let mut owners = Vec::with_capacity(self.globs.len());
-        for (g, rule) in self.globs {
-            b.add(g);
-            owners.push(rule);
+        for (g, rule, strict) in self.globs {
+            globs.push(g);
+            owners.push((rule, strict));
         }
-        // A set that fails to build must fail the compile: an empty set would drop deny rules.
-        let set = b.build().map_err(|e| e.to_string())?;
-        let children = self
-            .children
-            .into_iter()
-            .map(|(k, v)| v.build().map(|n| (k, n)))
-            .collect::<Result<_, _>>()?;
-        Ok(SegmentNode {
-            set,
+        SegmentNode {
+            globs,
+            set: OnceLock::new(),
             owners,
-            children,
-        })
+            children: self
+                .children
+                .into_iter()
+                .map(|(k, v)| (k, v.build()))
+                .collect(),
+        }
     }
 }
 
@@ -108,13 +149,14 @@ impl GlobIndex {
             if r.patterns.is_empty() {
                 always.push(i);
             }
+            let strict = r.effect != Effect::Allow;
             for p in &r.patterns {
                 let glob = crate::glob::path_glob(p).map_err(|e| format!("glob `{p}`: {e}"))?;
-                root.insert(&literal_dirs(p), glob, i);
+                root.insert(&literal_dirs(p), glob, i, strict);
             }
         }
         Ok(GlobIndex {
-            root: root.build()?,
+            root: root.build(),
             always,
         })
     }
@@ -124,13 +166,7 @@ impl GlobIndex {
         let mut node = &self.root;
         let mut segments = subject.split('/');
         loop {
-            if !node.set.is_empty() {
-                for m in node.set.matches(subject) {
-                    if let Some(o) = node.owners.get(m) {
-                        out.push(*o);
-                    }
-                }
-            }
+            node.candidates(subject, out);
             match segments.next().and_then(|seg| node.children.get(seg)) {
                 Some(child) => node = child,
                 None => break,
@@ -197,6 +233,14 @@ impl Index {
             commit: GlobIndex::build(by_domain(Domain::Commit))?,
             exec,
         })
+    }
+
+    /// Compiles every lazily built glob set now; the first failure is returned.
+    pub fn warm(&self) -> Result<(), String> {
+        for g in self.path.iter().chain([&self.plugin, &self.commit]) {
+            g.root.warm()?;
+        }
+        Ok(())
     }
 
     /// Candidate rule indices for a request, sorted and de-duplicated.

@@ -5,10 +5,10 @@ use crate::glob::PathGlobs;
 use crate::request::Domain;
 use crate::schema::{Attr, Method};
 use contextos_grammar::ast::{CmpOp, Effect};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a rule or guide was written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
     pub file: String,
     pub line: usize,
@@ -25,7 +25,28 @@ impl std::fmt::Display for Origin {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// `Origin` with its byte span, for the policy cache (JSON reports omit the span).
+pub mod origin_full {
+    use super::Origin;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(o: &Origin, s: S) -> Result<S::Ok, S::Error> {
+        (&o.file, o.line, o.col, o.start, o.end).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Origin, D::Error> {
+        let (file, line, col, start, end) = <(String, usize, usize, usize, usize)>::deserialize(d)?;
+        Ok(Origin {
+            file,
+            line,
+            col,
+            start,
+            end,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Layer {
     Stdlib,
@@ -58,12 +79,13 @@ pub struct CompiledRule {
     pub analyzable: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Clause {
     pub negated: bool,
     pub cond: Cond,
     /// Source text of the clause (`when role != "maintainer"`), for why-not traces.
     pub text: String,
+    #[serde(with = "origin_full")]
     pub origin: Origin,
 }
 
@@ -74,22 +96,22 @@ pub struct ObligationIr {
 }
 
 /// An exec head pattern: literal or glob words, optionally followed by `*` = any rest.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExecPattern {
     pub words: Vec<Word>,
     pub rest: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Word {
     Literal(String),
-    Glob(globset::GlobMatcher),
+    Glob(crate::glob::LazyWordGlob),
 }
 
 impl Word {
-    fn is_match(&self, w: &str) -> bool {
+    fn is_match(&self, w: &str) -> Result<bool, String> {
         match self {
-            Word::Literal(l) => l == w,
+            Word::Literal(l) => Ok(l == w),
             Word::Glob(g) => g.is_match(w),
         }
     }
@@ -108,19 +130,22 @@ impl ExecPattern {
     }
 
     /// argv[0] also matches by basename, so `/usr/bin/rm -rf /` is caught by `rm -rf /`.
-    pub fn matches(&self, argv: &[String]) -> bool {
+    /// An error means a word glob could not be compiled; the caller decides stricter.
+    pub fn matches(&self, argv: &[String]) -> Result<bool, String> {
         if argv.len() < self.words.len() || (!self.rest && argv.len() != self.words.len()) {
-            return false;
+            return Ok(false);
         }
-        self.words
-            .iter()
-            .zip(argv)
-            .enumerate()
-            .all(|(i, (p, a))| p.is_match(a) || (i == 0 && p.is_match(crate::exec::basename(a))))
+        for (i, (p, a)) in self.words.iter().zip(argv).enumerate() {
+            let hit = p.is_match(a)? || (i == 0 && p.is_match(crate::exec::basename(a))?);
+            if !hit {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Cond {
     Or(Vec<Cond>),
     And(Vec<Cond>),
@@ -132,7 +157,7 @@ pub enum Cond {
     Script(usize),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Val {
     Str(String),
     Int(i64),

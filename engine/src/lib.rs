@@ -21,6 +21,7 @@ pub mod policy;
 pub mod request;
 pub mod schema;
 pub mod script;
+pub mod snapshot;
 pub mod testing;
 
 pub use compile::{compile, CompileOptions, CompileOutput, FileDiagnostic, PolicySource, NO_FILE};

@@ -24,7 +24,7 @@ impl Ty {
 }
 
 /// Every attribute a condition can read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Attr {
     Role,
     PathPath,
@@ -198,7 +198,7 @@ pub fn lookup_attr(dotted: &str) -> Option<&'static AttrInfo> {
 }
 
 /// Methods callable on attributes (`exec.argv.len()`) and functions (`plugin.signed_by(k)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Method {
     Len,
     StartsWith,

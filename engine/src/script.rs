@@ -21,6 +21,8 @@ pub const MAX_MAP_LEN: usize = 256;
 pub struct ScriptHost {
     engine: Engine,
     scripts: Vec<(Domain, AST)>,
+    /// Script bodies in compile order, so a policy cache can recompile them.
+    sources: Vec<(Domain, String)>,
 }
 
 /// A compile error inside a script, `offset` in bytes from the start of the script body.
@@ -65,6 +67,7 @@ impl ScriptHost {
         ScriptHost {
             engine,
             scripts: Vec::new(),
+            sources: Vec::new(),
         }
     }
 
@@ -87,7 +90,12 @@ impl ScriptHost {
                 message: e.err_type().to_string(),
             })?;
         self.scripts.push((domain, ast));
+        self.sources.push((domain, body.to_string()));
         Ok(self.scripts.len() - 1)
+    }
+
+    pub fn sources(&self) -> &[(Domain, String)] {
+        &self.sources
     }
 
     /// Runs a compiled script against a request. Errors (limits, wrong result type,

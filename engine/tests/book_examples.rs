@@ -180,6 +180,7 @@ fn check_block(stdlib: &[PolicySource], block: &Block) -> Result<usize, String> 
     let example = sources.len() - 1;
     let options = CompileOptions {
         disabled_rules: block.disabled.clone(),
+        ..Default::default()
     };
     let out = compile(&sources, &options);
     let mut report = String::new();

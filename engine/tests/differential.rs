@@ -223,6 +223,22 @@ proptest! {
         }
     }
 
+    /// The policy cache's path: a snapshot reloaded with lazily built glob sets decides
+    /// exactly like the eagerly compiled set it was taken from.
+    #[test]
+    fn snapshot_reload_decides_like_the_compiled_set(src in policy(), reqs in proptest::collection::vec(request(), 1..12)) {
+        let set = common::set(&src);
+        let bytes = set.to_snapshot().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let restored = PolicySet::from_snapshot(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for r in &reqs {
+            let a = set.decide(r, EvalOptions { explain: true });
+            let b = restored.decide(r, EvalOptions { explain: true });
+            prop_assert_eq!(summary(&a), summary(&b), "request {:?}\npolicy:\n{}", r, src);
+            prop_assert_eq!(&a.obligations, &b.obligations);
+            prop_assert_eq!(a.why_not.len(), b.why_not.len());
+        }
+    }
+
     #[test]
     fn compiling_arbitrary_text_never_panics(src in "\\PC{0,300}") {
         let _ = common::compile_user(&src);

@@ -312,6 +312,7 @@ fn disabled_rules_are_left_out() {
         }],
         &CompileOptions {
             disabled_rules: vec!["x".into()],
+            ..Default::default()
         },
     );
     let s = out
