@@ -371,9 +371,12 @@ pub fn decide_naive(set: &PolicySet, req: &Request) -> Decision {
 fn naive_head(r: &CompiledRule, req: &Request) -> bool {
     let any_glob = |subject: &str| {
         r.patterns.is_empty()
-            || r.patterns.iter().any(|p| {
-                crate::glob::path_glob(p).is_ok_and(|g| g.compile_matcher().is_match(subject))
-            })
+            || r.patterns
+                .iter()
+                .flat_map(|p| crate::glob::head_globs(p))
+                .any(|p| {
+                    crate::glob::path_glob(p).is_ok_and(|g| g.compile_matcher().is_match(subject))
+                })
     };
     match &req.kind {
         RequestKind::Path(p) => r.ops & (1 << (p.op as u8)) != 0 && any_glob(&p.path),

@@ -26,6 +26,16 @@ pub fn word_glob(pattern: &str) -> Result<GlobMatcher, String> {
         .map_err(|e| e.kind().to_string())
 }
 
+/// The globs a rule-head pattern stands for. `dir/**` also names `dir` itself: a rule
+/// about everything inside a directory must also catch the directory being deleted,
+/// moved or replaced as a whole (`rm -rf .contextos`, `mv x .github/hooks`).
+pub fn head_globs(pattern: &str) -> impl Iterator<Item = &str> {
+    let dir = pattern
+        .strip_suffix("/**")
+        .filter(|d| !d.is_empty() && !d.ends_with('/'));
+    std::iter::once(pattern).chain(dir)
+}
+
 /// True when a pattern word has glob syntax and cannot be looked up literally.
 pub fn has_glob_meta(word: &str) -> bool {
     word.contains(['*', '?', '[', '{', '\\'])

@@ -29,11 +29,11 @@ struct GlobIndex {
     always: Vec<usize>,
 }
 
-/// One trie node: the globs filed here, compiled into a `GlobSet` on first use so a
-/// short-lived process only builds the nodes its requests reach.
+/// One trie node: the patterns filed here, parsed and compiled into a `GlobSet` on first
+/// use, so a short-lived process only pays for the nodes its requests reach.
 #[derive(Debug, Default)]
 struct SegmentNode {
-    globs: Vec<globset::Glob>,
+    globs: Vec<String>,
     set: OnceLock<Result<GlobSet, String>>,
     /// `globs` index -> (rule index, whether the rule is deny/ask).
     owners: Vec<(usize, bool)>,
@@ -45,7 +45,7 @@ impl SegmentNode {
         self.set.get_or_init(|| {
             let mut b = GlobSetBuilder::new();
             for g in &self.globs {
-                b.add(g.clone());
+                b.add(crate::glob::path_glob(g).map_err(|e| format!("glob `{g}`: {e}"))?);
             }
             b.build().map_err(|e| e.to_string())
         })
@@ -68,9 +68,12 @@ impl SegmentNode {
             // deny/ask rule and as not matching for an allow rule (the stricter outcome).
             Err(_) => {
                 for (g, (rule, strict)) in self.globs.iter().zip(&self.owners) {
-                    let hit = match std::panic::catch_unwind(|| g.compile_matcher()) {
-                        Ok(m) => m.is_match(subject),
-                        Err(_) => *strict,
+                    let matcher = crate::glob::path_glob(g)
+                        .ok()
+                        .and_then(|g| std::panic::catch_unwind(|| g.compile_matcher()).ok());
+                    let hit = match matcher {
+                        Some(m) => m.is_match(subject),
+                        None => *strict,
                     };
                     if hit {
                         out.push(*rule);
@@ -91,12 +94,12 @@ impl SegmentNode {
 /// Collects patterns per node before the trie is frozen.
 #[derive(Default)]
 struct NodeBuilder {
-    globs: Vec<(globset::Glob, usize, bool)>,
+    globs: Vec<(String, usize, bool)>,
     children: HashMap<String, NodeBuilder>,
 }
 
 impl NodeBuilder {
-    fn insert(&mut self, dirs: &[&str], glob: globset::Glob, rule: usize, strict: bool) {
+    fn insert(&mut self, dirs: &[&str], glob: String, rule: usize, strict: bool) {
         match dirs.split_first() {
             None => self.globs.push((glob, rule, strict)),
             Some((d, rest)) => self
@@ -150,9 +153,10 @@ impl GlobIndex {
                 always.push(i);
             }
             let strict = r.effect != Effect::Allow;
-            for p in &r.patterns {
-                let glob = crate::glob::path_glob(p).map_err(|e| format!("glob `{p}`: {e}"))?;
-                root.insert(&literal_dirs(p), glob, i, strict);
+            // Patterns were validated by the compiler; they are parsed again only when
+            // their node is first used.
+            for p in r.patterns.iter().flat_map(|p| crate::glob::head_globs(p)) {
+                root.insert(&literal_dirs(p), p.to_string(), i, strict);
             }
         }
         Ok(GlobIndex {

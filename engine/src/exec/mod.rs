@@ -3,6 +3,7 @@
 //! verdict wins. A line that cannot be analysed is `ask` (or `deny` when strict), never
 //! `allow`.
 
+pub mod fs_effects;
 pub mod shell;
 
 use crate::decision::{Decision, Rejection, ShellDecision};
@@ -17,10 +18,69 @@ pub fn basename(program: &str) -> &str {
 }
 
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ShellOptions {
+pub struct ShellOptions<'a> {
     /// Unanalysable input is denied instead of asked.
     pub strict: bool,
     pub explain: bool,
+    /// Where the line runs, so file targets can be brought into project-relative form.
+    /// Without it, targets are judged exactly as written (relative to the project root).
+    pub base: Option<&'a ShellBase>,
+}
+
+/// The project root and the working directory of a shell line.
+#[derive(Debug, Clone, Default)]
+pub struct ShellBase {
+    /// The project root as an absolute path, `/`-separated, without a trailing `/`.
+    /// Several spellings may name it (a symlinked checkout); any of them is recognised.
+    pub roots: Vec<String>,
+    /// The working directory relative to the root (`""` at the root).
+    pub cwd: String,
+}
+
+impl ShellBase {
+    /// A target as a path request sees it: absolute paths inside the project become
+    /// relative, relative paths are joined to the working directory, anything else
+    /// (outside the project, `~`, `$VAR`) stays as written and is judged as such.
+    pub fn resolve(&self, target: &str) -> String {
+        if target.starts_with('/') {
+            for root in &self.roots {
+                if let Some(rest) = target.strip_prefix(root.as_str()) {
+                    if rest.is_empty() {
+                        return ".".into();
+                    }
+                    if let Some(rel) = rest.strip_prefix('/') {
+                        return rel.to_string();
+                    }
+                }
+            }
+            return target.to_string();
+        }
+        if self.cwd.is_empty() || target.starts_with('~') || target.starts_with('$') {
+            return target.to_string();
+        }
+        // `..` is folded against the working directory only; one that climbs above the
+        // root is kept, so the path check rejects it as a traversal.
+        let mut parts: Vec<&str> = self.cwd.split('/').filter(|s| !s.is_empty()).collect();
+        let mut above = 0usize;
+        for seg in target.split('/') {
+            match seg {
+                "" | "." => {}
+                ".." => {
+                    if parts.pop().is_none() {
+                        above += 1;
+                    }
+                }
+                s => parts.push(s),
+            }
+        }
+        let mut out = "../".repeat(above);
+        out.push_str(&parts.join("/"));
+        out
+    }
+}
+
+fn resolve(base: Option<&ShellBase>, target: &str) -> String {
+    base.map_or_else(|| target.to_string(), |b| b.resolve(target))
 }
 
 impl PolicySet {
@@ -29,7 +89,7 @@ impl PolicySet {
         &self,
         line: &str,
         role: Option<&str>,
-        opts: ShellOptions,
+        opts: ShellOptions<'_>,
     ) -> ShellDecision {
         let unknown = if opts.strict {
             Effect::Deny
@@ -74,8 +134,35 @@ impl PolicySet {
                 .with_role(role.map(str::to_string));
                 parts.push(self.decide(&req, eval));
             }
-            for target in &cmd.writes {
-                let req = Request::path(PathOp::Write, target.clone())
+            // The files the command changes are decided as path requests, so a shell
+            // route (`sed -i`, `rm`, `mv`, `tee`, editors, …) meets the same path rules
+            // as a direct write.
+            let fx = fs_effects::file_effects(&cmd.argv);
+            if fx.unknown {
+                rejection = Some(Rejection {
+                    code: "exec.unknown-targets".into(),
+                    message: format!(
+                        "`{}` changes files that cannot be known before it runs",
+                        cmd.argv.join(" ")
+                    ),
+                });
+            }
+            let targets = cmd
+                .writes
+                .iter()
+                .map(|t| (PathOp::Write, t.as_str()))
+                .chain(fx.effects.iter().map(|e| (e.op, e.path.as_str())));
+            for (op, target) in targets {
+                if is_dynamic_word(target) {
+                    rejection = Some(Rejection {
+                        code: "exec.dynamic-target".into(),
+                        message: format!(
+                            "the file `{target}` is only known at run time (expansion or glob)"
+                        ),
+                    });
+                    continue;
+                }
+                let req = Request::path(op, resolve(opts.base, target))
                     .with_role(role.map(str::to_string));
                 parts.push(self.decide(&req, eval));
             }
