@@ -13,7 +13,9 @@ macro_rules! outln {
 }
 
 mod commands;
+mod hook;
 mod output;
+mod policy_cache;
 mod project;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -64,6 +66,10 @@ enum Command {
     Apply(commands::apply::Args),
     /// Inspect or recover interrupted transactions.
     Journal(commands::journal::Args),
+    /// Answer an agent's pre-tool-call hook (event on stdin, verdict in the agent's protocol).
+    Hook(commands::hook::Args),
+    /// Verify or show the hash-chained decision log.
+    Log(commands::log::Args),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +87,8 @@ fn main() -> ExitCode {
         Command::Lock(a) => commands::lock::run(&ctx, &a),
         Command::Apply(a) => commands::apply::run(&ctx, &a),
         Command::Journal(a) => commands::journal::run(&ctx, &a),
+        Command::Hook(a) => commands::hook::run(ctx.project.as_deref(), &a),
+        Command::Log(a) => commands::log::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

@@ -118,6 +118,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                 ShellOptions {
                     strict: *strict,
                     explain,
+                    base: None,
                 },
             );
             match ctx.format {

@@ -4,8 +4,10 @@ pub mod apply;
 pub mod check;
 pub mod decide;
 pub mod fmt;
+pub mod hook;
 pub mod journal;
 pub mod lock;
+pub mod log;
 pub mod test;
 
 use crate::output;

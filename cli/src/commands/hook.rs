@@ -1,0 +1,254 @@
+//! `contextos hook claude|cursor|copilot`: answers an agent's pre-tool-call hook.
+//!
+//! Reads one event on stdin, judges it with the project's policies (loaded through the
+//! policy cache) and answers in the agent's protocol. Every failure — unreadable input,
+//! an invalid policy, an internal error, running out of time — is answered with the
+//! agent's blocking form (fail closed). Every judged event is appended to the
+//! hash-chained decision log.
+
+use crate::hook::judge::{judge, Judgement, Place};
+use crate::hook::protocol::{parse_event, render, render_failure, Action, Agent, Answer, Rendered};
+use crate::policy_cache::{self, Loaded};
+use crate::project::Project;
+use contextos_engine::effects::decision_log::{self, DecisionRecord, LogOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub agent: AgentArg,
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum AgentArg {
+    /// Claude Code `PreToolUse` / `PermissionRequest` hooks.
+    Claude(AgentOpts),
+    /// Cursor `beforeShellExecution`, `beforeReadFile`, `beforeMCPExecution`, `preToolUse`.
+    Cursor(AgentOpts),
+    /// GitHub Copilot (CLI and cloud agent) `preToolUse`.
+    Copilot(AgentOpts),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct AgentOpts {
+    /// Decide as this role (roles declared in the policies).
+    #[arg(long)]
+    pub role: Option<String>,
+    /// Answer with the blocking form after this many milliseconds, before the agent's own
+    /// timeout turns silence into "allow" (ContextOS emits 5 s timeouts; 60 % of that).
+    #[arg(long, default_value_t = 3000, value_name = "MS")]
+    pub deadline_ms: u64,
+    /// Do not append to the decision log.
+    #[arg(long)]
+    pub no_log: bool,
+    /// Report on stderr how the policies were loaded (cache hit, rebuilt, bypassed).
+    #[arg(long)]
+    pub trace: bool,
+}
+
+/// Largest event accepted on stdin; a bigger one is refused (fail closed), not truncated.
+const MAX_EVENT_BYTES: u64 = 16 << 20;
+/// The active decision log is sealed into a segment beyond this size.
+const ROTATE_BYTES: u64 = 8 << 20;
+
+/// Set by whichever answers first: the decision or the watchdog.
+static ANSWERED: AtomicBool = AtomicBool::new(false);
+
+fn emit(r: &Rendered) -> bool {
+    if ANSWERED.swap(true, Ordering::SeqCst) {
+        return false;
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(r.stdout.as_bytes());
+    let _ = out.flush();
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(r.stderr.as_bytes());
+    let _ = err.flush();
+    true
+}
+
+pub fn run(project: Option<&Path>, args: &Args) -> u8 {
+    let (agent, opts) = match &args.agent {
+        AgentArg::Claude(o) => (Agent::Claude, o),
+        AgentArg::Cursor(o) => (Agent::Cursor, o),
+        AgentArg::Copilot(o) => (Agent::Copilot, o),
+    };
+    let deadline = Duration::from_millis(opts.deadline_ms.max(1));
+    std::thread::spawn(move || {
+        std::thread::sleep(deadline);
+        let r = render_failure(
+            agent,
+            &format!(
+                "ContextOS could not decide within {} ms",
+                deadline.as_millis()
+            ),
+        );
+        if emit(&r) {
+            std::process::exit(i32::from(r.exit));
+        }
+    });
+    let r = answer(agent, project, opts);
+    if emit(&r) {
+        r.exit
+    } else {
+        // The watchdog answered; it also ends the process.
+        std::thread::sleep(Duration::from_secs(1));
+        2
+    }
+}
+
+fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Rendered {
+    let started = Instant::now();
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin()
+        .take(MAX_EVENT_BYTES + 1)
+        .read_to_end(&mut input)
+    {
+        return render_failure(agent, &format!("ContextOS cannot read the hook event: {e}"));
+    }
+    if input.len() as u64 > MAX_EVENT_BYTES {
+        return render_failure(
+            agent,
+            &format!("ContextOS refuses a hook event larger than {MAX_EVENT_BYTES} bytes"),
+        );
+    }
+    let ev = match parse_event(agent, &input) {
+        Ok(ev) => ev,
+        Err(e) => {
+            return render_failure(agent, &format!("ContextOS cannot read the hook event: {e}"))
+        }
+    };
+    if ev.observe_only || ev.actions.is_empty() {
+        return render(&ev, &Answer::Pass);
+    }
+    let root = match project_root(explicit_project, &ev.roots, ev.cwd.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return render_failure(agent, &e),
+    };
+    let project = match Project::discover(Some(&root)) {
+        Ok(p) => p,
+        Err(e) => return render_failure(agent, &format!("ContextOS: {e}")),
+    };
+    // Without a user key the cache is bypassed (compiled from source every time), never
+    // trusted unauthenticated.
+    let user_key = decision_log::default_key_path().and_then(|p| decision_log::user_key(&p).ok());
+    let set = match policy_cache::load(&project, user_key.as_ref().map(|k| &k[..])) {
+        Ok(Loaded::Ready { set, status, note }) => {
+            if opts.trace {
+                eprintln!(
+                    "contextos: policy cache {}{}",
+                    status.as_str(),
+                    note.map(|n| format!(" ({n})")).unwrap_or_default()
+                );
+            }
+            set
+        }
+        Ok(Loaded::Invalid(out)) => {
+            let first = out
+                .diagnostics
+                .iter()
+                .find(|d| d.diagnostic.is_error())
+                .map(|d| out.render(d))
+                .unwrap_or_default();
+            return render_failure(
+                agent,
+                &format!("ContextOS: the policies do not compile, so every action is blocked until they do (run `contextos check`).\n{first}"),
+            );
+        }
+        Err(e) => return render_failure(agent, &format!("ContextOS: {e}")),
+    };
+    let place = Place::new(&project.root, ev.cwd.as_deref());
+    let judgement = judge(&set, &place, &ev.actions, opts.role.as_deref());
+    let mut ans = judgement.answer();
+    // Claude's PermissionRequest fires while the user is being asked: saying nothing lets
+    // that prompt stand, which is what `ask` means (its protocol cannot answer `ask`).
+    if ev.event == "PermissionRequest" && matches!(ans, Answer::Ask { .. }) {
+        ans = Answer::Pass;
+    }
+    if !opts.no_log {
+        if let Err(e) = log(&project.root, agent, &ev, &judgement, &ans, started) {
+            // The verdict stands; a log that cannot be written is reported, not fatal:
+            // blocking every action would let anyone who can break the log stop all work.
+            eprintln!("contextos: warning: the decision was not logged: {e}");
+        }
+    }
+    render(&ev, &ans)
+}
+
+/// The project root: `--project`, else what the agent says (Cursor's workspace root,
+/// Claude's `$CLAUDE_PROJECT_DIR`), else the nearest ancestor of the working directory
+/// holding `contextos.toml`, `.contextos` or `.git`.
+fn project_root(
+    explicit: Option<&Path>,
+    roots: &[String],
+    cwd: Option<&str>,
+) -> Result<PathBuf, String> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(r) = roots.first() {
+        return Ok(PathBuf::from(r));
+    }
+    if let Some(d) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    let start = match cwd {
+        Some(c) => PathBuf::from(c),
+        None => std::env::current_dir()
+            .map_err(|e| format!("ContextOS cannot find the project: {e}"))?,
+    };
+    Ok(start
+        .ancestors()
+        .find(|d| {
+            d.join("contextos.toml").is_file()
+                || d.join(".contextos").is_dir()
+                || d.join(".git").exists()
+        })
+        .map_or(start.clone(), Path::to_path_buf))
+}
+
+fn log(
+    root: &Path,
+    agent: Agent,
+    ev: &crate::hook::protocol::HookEvent,
+    j: &Judgement,
+    ans: &Answer,
+    started: Instant,
+) -> Result<(), String> {
+    let actions: Vec<serde_json::Value> = ev
+        .actions
+        .iter()
+        .map(|a| match a {
+            Action::Shell { line } => serde_json::json!({"shell": line}),
+            Action::Path { op, path } => serde_json::json!({"path": path, "op": op.as_str()}),
+            Action::Fetch { url } => serde_json::json!({"fetch": url}),
+            Action::Mcp { server, tool } => serde_json::json!({"mcp": tool, "server": server}),
+        })
+        .collect();
+    let verdict = match ans {
+        Answer::Pass => "pass",
+        Answer::Allow { .. } => "allow",
+        Answer::Ask { .. } => "ask",
+        Answer::Deny { .. } => "deny",
+    };
+    let rec = DecisionRecord {
+        agent: agent.as_str().to_string(),
+        event: ev.event.clone(),
+        tool: ev.tool.clone(),
+        request: serde_json::json!({ "actions": actions, "session": ev.session }),
+        verdict: verdict.to_string(),
+        rules: j.rules(),
+        duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+    };
+    let opts = LogOptions {
+        key_path: decision_log::default_key_path(),
+        rotate_bytes: ROTATE_BYTES,
+        now: None,
+    };
+    decision_log::append(&root.join(".contextos/state"), &rec, &opts)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}

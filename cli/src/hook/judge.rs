@@ -1,0 +1,287 @@
+//! From an agent's actions to one answer: every action becomes policy requests (paths
+//! relative to the project, as the file system would resolve them), the evaluator
+//! decides each, and the strongest verdict wins.
+//!
+//! What the agent hears (see the in-flight chapter of the book):
+//! - `deny` whenever any part is denied — by a rule, a path rejection, or a `deny` default;
+//! - `ask` when a rule (or an unanalysable command) asks;
+//! - `allow` only when every part was allowed by an explicit allow rule;
+//! - nothing at all when no rule spoke, so the agent's own permission flow decides.
+
+use super::protocol::{Action, Answer};
+use contextos_engine::effects::landing::{landing, Landing};
+use contextos_engine::exec::ShellBase;
+use contextos_engine::{
+    canon, Decision, Effect, EvalOptions, PathOp, PolicySet, Request, ShellOptions,
+};
+use std::path::Path;
+
+/// Every decision behind an answer, for the answer's reason and the decision log.
+#[derive(Debug, Default)]
+pub struct Judgement {
+    pub parts: Vec<Part>,
+}
+
+/// One decided piece of an action.
+#[derive(Debug)]
+pub struct Part {
+    pub verdict: Effect,
+    /// A rule, a rejection or a `deny` default decided it (not a permissive default).
+    pub explicit: bool,
+    pub reason: String,
+    pub rules: Vec<String>,
+}
+
+/// Where the project is, in every spelling an agent may use for it.
+#[derive(Debug)]
+pub struct Place {
+    pub root: std::path::PathBuf,
+    pub base: ShellBase,
+}
+
+impl Place {
+    pub fn new(root: &Path, cwd: Option<&str>) -> Place {
+        let mut roots = vec![trim(&root.to_string_lossy())];
+        if let Ok(c) = std::fs::canonicalize(root) {
+            let c = trim(&c.to_string_lossy());
+            if !roots.contains(&c) {
+                roots.push(c);
+            }
+        }
+        let base = ShellBase {
+            roots: roots.clone(),
+            cwd: String::new(),
+        };
+        // The working directory, relative to the root; outside the project the root is
+        // used, so relative targets cannot silently escape.
+        let cwd_rel = cwd
+            .map(|c| base.resolve(&trim(c)))
+            .filter(|r| !r.starts_with('/') && !r.starts_with(".."))
+            .map(|r| if r == "." { String::new() } else { r })
+            .unwrap_or_default();
+        Place {
+            root: root.to_path_buf(),
+            base: ShellBase {
+                roots,
+                cwd: cwd_rel,
+            },
+        }
+    }
+}
+
+fn trim(p: &str) -> String {
+    let t = p.trim_end_matches('/');
+    if t.is_empty() {
+        "/".into()
+    } else {
+        t.to_string()
+    }
+}
+
+impl Judgement {
+    pub fn verdict(&self) -> Option<Effect> {
+        self.parts.iter().map(|p| p.verdict).max()
+    }
+
+    pub fn rules(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .parts
+            .iter()
+            .filter(|p| Some(p.verdict) == self.verdict())
+            .flat_map(|p| p.rules.iter().cloned())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    pub fn answer(&self) -> Answer {
+        let Some(v) = self.verdict() else {
+            return Answer::Pass;
+        };
+        let deciding: Vec<&Part> = self.parts.iter().filter(|p| p.verdict == v).collect();
+        let mut reasons: Vec<String> = Vec::new();
+        for p in &deciding {
+            if p.explicit && !reasons.contains(&p.reason) {
+                reasons.push(p.reason.clone());
+            }
+        }
+        let reason = format!("ContextOS: {}", reasons.join("; "));
+        match v {
+            Effect::Deny => {
+                if reasons.is_empty() {
+                    return Answer::Pass;
+                }
+                Answer::Deny { reason }
+            }
+            Effect::Ask if !reasons.is_empty() => Answer::Ask { reason },
+            Effect::Allow if self.parts.iter().all(|p| p.explicit) => Answer::Allow { reason },
+            _ => Answer::Pass,
+        }
+    }
+}
+
+fn part_of(d: &Decision) -> Part {
+    let explicit = !d.default_applied || d.rejection.is_some() || d.verdict == Effect::Deny;
+    let subject = subject(&d.request);
+    let reason = if let Some(r) = &d.rejection {
+        format!("{subject}: {} [{}]", r.message, r.code)
+    } else if d.default_applied {
+        format!(
+            "{subject}: no rule matched and the default for `{}` is {}",
+            d.domain,
+            effect_word(d.verdict)
+        )
+    } else {
+        let why: Vec<String> = d
+            .decided_by
+            .iter()
+            .map(|h| match &h.because {
+                Some(b) => format!("{b} [{}]", h.id),
+                None => format!("rule {} ({})", h.id, h.origin),
+            })
+            .collect();
+        format!("{subject}: {}", why.join("; "))
+    };
+    Part {
+        verdict: d.verdict,
+        explicit,
+        reason,
+        rules: d.decided_by.iter().map(|h| h.id.clone()).collect(),
+    }
+}
+
+fn effect_word(e: Effect) -> &'static str {
+    match e {
+        Effect::Allow => "allow",
+        Effect::Ask => "ask",
+        Effect::Deny => "deny",
+    }
+}
+
+fn subject(r: &Request) -> String {
+    match &r.kind {
+        contextos_engine::RequestKind::Path(p) => format!("{} `{}`", p.op.as_str(), p.path),
+        contextos_engine::RequestKind::Exec(e) => format!("`{}`", e.argv.join(" ")),
+        contextos_engine::RequestKind::Plugin(p) => format!("plugin `{}`", p.name),
+        contextos_engine::RequestKind::Commit(_) => "commit".into(),
+    }
+}
+
+fn rejected(op: PathOp, path: &str, code: &str, message: String) -> Part {
+    Part {
+        verdict: Effect::Deny,
+        explicit: true,
+        reason: format!("{} `{path}`: {message} [{code}]", op.as_str()),
+        rules: Vec::new(),
+    }
+}
+
+/// Decides a project-relative (or outside) path and, when symbolic links move it, the
+/// place it really lands.
+fn judge_path(
+    set: &PolicySet,
+    place: &Place,
+    op: PathOp,
+    path: &str,
+    role: Option<&str>,
+    out: &mut Vec<Part>,
+) {
+    if path.starts_with('/') || path.starts_with('~') {
+        out.push(rejected(
+            op,
+            path,
+            "path.outside-project",
+            format!(
+                "the path is outside the project root {}",
+                place.root.display()
+            ),
+        ));
+        return;
+    }
+    let req = Request::path(op, path).with_role(role.map(str::to_string));
+    let d = set.decide(&req, EvalOptions::default());
+    out.push(part_of(&d));
+    if let Ok(canonical) = canon::canonical_path(path) {
+        judge_link_only(set, place, op, &canonical, role, out);
+    }
+}
+
+/// Decides every action of a hook event.
+pub fn judge(set: &PolicySet, place: &Place, actions: &[Action], role: Option<&str>) -> Judgement {
+    let mut parts = Vec::new();
+    for a in actions {
+        match a {
+            Action::Shell { line } => {
+                let d = set.decide_shell(
+                    line,
+                    role,
+                    ShellOptions {
+                        strict: false,
+                        explain: false,
+                        base: Some(&place.base),
+                    },
+                );
+                if let Some(r) = &d.rejection {
+                    parts.push(Part {
+                        verdict: d.verdict,
+                        explicit: true,
+                        reason: format!("`{}`: {} [{}]", line, r.message, r.code),
+                        rules: Vec::new(),
+                    });
+                }
+                for p in &d.parts {
+                    parts.push(part_of(p));
+                    // A file the command writes may sit behind a symbolic link.
+                    if let contextos_engine::RequestKind::Path(pr) = &p.request.kind {
+                        if let Ok(c) = canon::canonical_path(&pr.path) {
+                            let mut extra = Vec::new();
+                            judge_link_only(set, place, pr.op, &c, role, &mut extra);
+                            parts.extend(extra);
+                        }
+                    }
+                }
+            }
+            Action::Path { op, path } => {
+                let rel = place.base.resolve(&path.replace('\\', "/"));
+                judge_path(set, place, *op, &rel, role, &mut parts);
+            }
+            Action::Fetch { .. } | Action::Mcp { .. } => {}
+        }
+    }
+    Judgement { parts }
+}
+
+/// Where symbolic links move a path, that destination is decided too (or rejected when
+/// it leaves the project).
+fn judge_link_only(
+    set: &PolicySet,
+    place: &Place,
+    op: PathOp,
+    canonical: &str,
+    role: Option<&str>,
+    out: &mut Vec<Part>,
+) {
+    match landing(&place.root, canonical) {
+        Landing::Same => {}
+        Landing::Inside(real) => {
+            let req = Request::path(op, real).with_role(role.map(str::to_string));
+            out.push(part_of(&set.decide(&req, EvalOptions::default())));
+        }
+        Landing::Outside(dest) => out.push(rejected(
+            op,
+            canonical,
+            "path.symlink-escape",
+            format!(
+                "a symbolic link leads out of the project, to {}",
+                dest.display()
+            ),
+        )),
+        Landing::Unresolvable(why) => out.push(rejected(
+            op,
+            canonical,
+            "path.unresolvable",
+            format!("symbolic links cannot be resolved: {why}"),
+        )),
+    }
+}
