@@ -1,6 +1,8 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 //! End-to-end tests: the real `contextos` binary in real project directories.
 
+mod hooks;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

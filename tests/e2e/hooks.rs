@@ -1,0 +1,603 @@
+//! `contextos hook …` end to end: real agent payloads (tests/e2e/fixtures/hooks) through
+//! the built binary, in a real project directory, answered in each agent's protocol.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub struct Hook {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Hook {
+    /// The verdict as the agent reads it: allow / ask / deny, or "pass" for no output.
+    pub fn verdict(&self) -> String {
+        if self.stdout.trim().is_empty() {
+            return "pass".into();
+        }
+        let v: Value = serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("hook output is not JSON ({e}): {}", self.stdout));
+        let found = v
+            .pointer("/hookSpecificOutput/permissionDecision")
+            .or_else(|| v.pointer("/hookSpecificOutput/decision/behavior"))
+            .or_else(|| v.get("permission"))
+            .or_else(|| v.get("permissionDecision"));
+        found
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("no decision in {}", self.stdout))
+            .to_string()
+    }
+    pub fn reason(&self) -> String {
+        self.stdout.clone()
+    }
+}
+
+/// A project with a git directory and a source tree, and a private state home for the
+/// user key (so tests never touch the real one).
+pub struct Proj {
+    pub dir: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+}
+
+impl Proj {
+    pub fn new() -> Proj {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/lib.rs"),
+            "pub fn limit() -> u32 { 10 }\n",
+        )
+        .unwrap();
+        Proj {
+            dir,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn state(&self) -> PathBuf {
+        self.root().join(".contextos/state")
+    }
+    pub fn policy(&self, text: &str) {
+        let p = self.root().join(".contextos/policies");
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("main.policy"), text).unwrap();
+    }
+    /// Runs the hook with `payload` on stdin; `/repo` in the payload names this project.
+    pub fn hook(&self, agent: &str, payload: &str, extra: &[&str]) -> Hook {
+        let payload = payload.replace("/repo", &self.root().to_string_lossy());
+        self.hook_raw(agent, payload.as_bytes(), extra)
+    }
+    pub fn hook_raw(&self, agent: &str, payload: &[u8], extra: &[&str]) -> Hook {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
+            .args(["hook", agent])
+            .args(extra)
+            .env("XDG_STATE_HOME", self.home.path())
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .current_dir(self.root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The hook may answer (and exit) before reading everything; a closed pipe is fine.
+        let _ = child.stdin.take().unwrap().write_all(payload);
+        let out = child.wait_with_output().unwrap();
+        Hook {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+    pub fn cli(&self, args: &[&str]) -> (i32, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_contextos"))
+            .arg("--project")
+            .arg(self.root())
+            .args(args)
+            .env("XDG_STATE_HOME", self.home.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + String::from_utf8_lossy(&out.stderr).as_ref(),
+        )
+    }
+}
+
+fn fixture(agent: &str, name: &str) -> String {
+    let p = format!(
+        "{}/../tests/e2e/fixtures/hooks/{agent}/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+/// Every fixture, with the answer the stdlib gives and a rule or code the reason names.
+const EXPECTED: &[(&str, &str, &str, &str)] = &[
+    // Claude Code
+    (
+        "claude",
+        "bash-base64-pipe-bash",
+        "deny",
+        "std-exec-decode-to-shell",
+    ),
+    ("claude", "bash-cargo-test", "allow", "std-exec-read-only"),
+    (
+        "claude",
+        "bash-curl-pipe-sh",
+        "deny",
+        "std-exec-pipe-to-shell",
+    ),
+    (
+        "claude",
+        "bash-git-hookspath-devnull",
+        "deny",
+        "std-exec-hooks-path",
+    ),
+    (
+        "claude",
+        "bash-git-push-force",
+        "ask",
+        "std-exec-force-push",
+    ),
+    ("claude", "bash-rm-home", "deny", "std-exec-rm-root"),
+    ("claude", "edit-src-lib", "pass", ""),
+    ("claude", "glob-no-path", "pass", ""),
+    ("claude", "grep-with-path", "deny", "path.outside-project"),
+    ("claude", "mcp-github-create-issue", "pass", ""),
+    ("claude", "multiedit-src-main", "pass", ""),
+    ("claude", "notebookedit-analysis", "pass", ""),
+    // PermissionRequest fires while the user is asked: an `ask` lets that prompt stand.
+    ("claude", "permission-request-git-push-force", "pass", ""),
+    ("claude", "posttooluse-bash", "pass", ""),
+    ("claude", "powershell-remove-item", "pass", ""),
+    ("claude", "read-ssh-key", "deny", "path.outside-project"),
+    ("claude", "task-subagent", "pass", ""),
+    ("claude", "webfetch-docs", "pass", ""),
+    ("claude", "websearch", "pass", ""),
+    (
+        "claude",
+        "write-claude-settings",
+        "deny",
+        "std-self-protection",
+    ),
+    ("claude", "write-outside-project", "deny", "path.traversal"),
+    // Cursor
+    ("cursor", "after-file-edit", "pass", ""),
+    ("cursor", "before-mcp-github", "pass", ""),
+    (
+        "cursor",
+        "before-read-ssh-key",
+        "deny",
+        "path.outside-project",
+    ),
+    (
+        "cursor",
+        "before-shell-cargo-test",
+        "allow",
+        "std-exec-read-only",
+    ),
+    ("cursor", "before-shell-rm-home", "deny", "std-exec-rm-root"),
+    ("cursor", "pretooluse-delete-migration", "pass", ""),
+    ("cursor", "pretooluse-mcp", "pass", ""),
+    // preToolUse cannot ask in Cursor: the ask becomes a deny that says so.
+    ("cursor", "pretooluse-read-env", "deny", "std-secret-read"),
+    (
+        "cursor",
+        "pretooluse-shell-git-push-force",
+        "deny",
+        "std-exec-force-push",
+    ),
+    ("cursor", "pretooluse-task", "pass", ""),
+    (
+        "cursor",
+        "pretooluse-write-cursor-hooks",
+        "deny",
+        "std-self-protection",
+    ),
+    ("cursor", "stop", "pass", ""),
+    // GitHub Copilot
+    (
+        "copilot",
+        "apply-patch-github-hook",
+        "deny",
+        "std-self-protection",
+    ),
+    (
+        "copilot",
+        "apply-patch-object-input",
+        "deny",
+        "std-self-protection",
+    ),
+    (
+        "copilot",
+        "bash-curl-pipe-sh",
+        "deny",
+        "std-exec-pipe-to-shell",
+    ),
+    ("copilot", "bash-rm-home", "deny", "std-exec-rm-root"),
+    (
+        "copilot",
+        "create-github-hook",
+        "deny",
+        "std-self-protection",
+    ),
+    ("copilot", "posttooluse-bash", "pass", ""),
+    (
+        "copilot",
+        "snake-pretooluse-bash-git-hookspath",
+        "deny",
+        "std-exec-hooks-path",
+    ),
+    ("copilot", "snake-pretooluse-edit", "pass", ""),
+    ("copilot", "str-replace-editor-str-replace", "pass", ""),
+    ("copilot", "str-replace-editor-view", "pass", ""),
+    ("copilot", "task-no-action", "pass", ""),
+    ("copilot", "view-ssh-key", "deny", "path.outside-project"),
+    ("copilot", "web-fetch", "pass", ""),
+];
+
+#[test]
+fn real_payloads_get_the_stdlib_answer_in_each_protocol() {
+    let p = Proj::new();
+    let mut failures = Vec::new();
+    for (agent, name, want, names) in EXPECTED {
+        let h = p.hook(agent, &fixture(agent, name), &[]);
+        let got = h.verdict();
+        if h.code != 0 || got != *want || !h.reason().contains(names) {
+            failures.push(format!(
+                "{agent}/{name}: exit {} verdict {got} (want {want} naming {names:?})\n  stdout: {}\n  stderr: {}",
+                h.code, h.stdout, h.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_fixture_is_in_the_table() {
+    let base = format!("{}/../tests/e2e/fixtures/hooks", env!("CARGO_MANIFEST_DIR"));
+    for agent in ["claude", "cursor", "copilot"] {
+        for e in std::fs::read_dir(format!("{base}/{agent}")).unwrap() {
+            let name = e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .replace(".json", "");
+            assert!(
+                EXPECTED
+                    .iter()
+                    .any(|(a, n, _, _)| *a == agent && *n == name),
+                "{agent}/{name}.json has no expected answer"
+            );
+        }
+    }
+}
+
+fn claude_bash(cmd: &str) -> String {
+    serde_json::json!({
+        "session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/repo",
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": cmd, "description": "run"}, "tool_use_id": "toolu_1"
+    })
+    .to_string()
+}
+
+fn claude_tool(tool: &str, input: Value) -> String {
+    serde_json::json!({
+        "session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/repo",
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
+        "tool_input": input, "tool_use_id": "toolu_1"
+    })
+    .to_string()
+}
+
+#[test]
+fn governance_files_are_refused_by_every_route_while_reads_stay_allowed() {
+    let p = Proj::new();
+    let denied_shell = [
+        "echo '{}' > .claude/settings.json",
+        "sed -i 's/deny/allow/' .contextos/policies/main.policy",
+        "rm -f .git/hooks/pre-commit",
+        "rm -rf .contextos",
+        "mv /tmp/x .cursor/hooks.json",
+        "cp evil.json .github/hooks/contextos.json",
+        "echo x | tee -a .claude/settings.local.json",
+        "truncate -s 0 contextos.toml",
+        "chmod -x .git/hooks/pre-commit",
+        "vim .contextos/policies/main.policy",
+        "sudo -u root tee .git/config",
+        "env A=1 timeout 5 rm .git/index",
+        "git config core.hooksPath /dev/null",
+        "git commit --no-verify -m wip",
+        "cd src && echo x > ../.git/hooks/pre-commit",
+    ];
+    for cmd in denied_shell {
+        let h = p.hook("claude", &claude_bash(cmd), &[]);
+        assert_eq!(h.verdict(), "deny", "{cmd}: {}", h.stdout);
+    }
+    let root = p.root().to_string_lossy().into_owned();
+    for (tool, input) in [
+        (
+            "Write",
+            serde_json::json!({"file_path": format!("{root}/.claude/settings.json"), "content": "{}"}),
+        ),
+        (
+            "Edit",
+            serde_json::json!({"file_path": format!("{root}/.git/hooks/pre-commit"), "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "Write",
+            serde_json::json!({"file_path": format!("{root}/.contextos/policies/x.policy"), "content": ""}),
+        ),
+        (
+            "Write",
+            serde_json::json!({"file_path": format!("{root}/src/../.github/hooks/a.json"), "content": ""}),
+        ),
+    ] {
+        let h = p.hook("claude", &claude_tool(tool, input.clone()), &[]);
+        assert_eq!(h.verdict(), "deny", "{tool} {input}: {}", h.stdout);
+    }
+    // Reading what governs you is fine.
+    for cmd in [
+        "cat .contextos/policies/main.policy",
+        "git log --oneline",
+        "grep -r deny .contextos",
+    ] {
+        let h = p.hook("claude", &claude_bash(cmd), &[]);
+        assert_ne!(h.verdict(), "deny", "{cmd}: {}", h.stdout);
+    }
+    let h = p.hook(
+        "claude",
+        &claude_tool(
+            "Read",
+            serde_json::json!({"file_path": format!("{root}/.claude/settings.json")}),
+        ),
+        &[],
+    );
+    assert_eq!(h.verdict(), "pass", "{}", h.stdout);
+}
+
+#[test]
+fn ordinary_work_is_never_blocked() {
+    let p = Proj::new();
+    let root = p.root().to_string_lossy().into_owned();
+    for cmd in [
+        "cargo test",
+        "cargo build --release",
+        "git status --short",
+        "git diff HEAD~1",
+        "ls -la src",
+        "cargo test 2>&1 | tail -n 20",
+        "grep -rn TODO src",
+    ] {
+        let h = p.hook("claude", &claude_bash(cmd), &[]);
+        assert!(
+            h.verdict() == "allow" || h.verdict() == "pass",
+            "{cmd}: {}",
+            h.stdout
+        );
+    }
+    for (tool, input) in [
+        (
+            "Edit",
+            serde_json::json!({"file_path": format!("{root}/src/lib.rs"), "old_string": "10", "new_string": "100"}),
+        ),
+        (
+            "Write",
+            serde_json::json!({"file_path": format!("{root}/src/new_module.rs"), "content": "pub fn x() {}\n"}),
+        ),
+        (
+            "Read",
+            serde_json::json!({"file_path": format!("{root}/src/lib.rs")}),
+        ),
+        (
+            "Write",
+            serde_json::json!({"file_path": format!("{root}/.github/workflows/ci.yml"), "content": "on: push\n"}),
+        ),
+    ] {
+        let h = p.hook("claude", &claude_tool(tool, input.clone()), &[]);
+        assert_eq!(h.verdict(), "pass", "{tool} {input}: {}", h.stdout);
+    }
+}
+
+#[test]
+fn symbolic_links_are_judged_where_the_bytes_land() {
+    let p = Proj::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.root().join("escape")).unwrap();
+    std::os::unix::fs::symlink("../.git/hooks", p.root().join("src/hooks")).unwrap();
+    let root = p.root().to_string_lossy().into_owned();
+    let write = |path: String| {
+        p.hook(
+            "claude",
+            &claude_tool(
+                "Write",
+                serde_json::json!({"file_path": path, "content": "x"}),
+            ),
+            &[],
+        )
+    };
+    let h = write(format!("{root}/escape/pwned.txt"));
+    assert_eq!(h.verdict(), "deny");
+    assert!(h.stdout.contains("path.symlink-escape"), "{}", h.stdout);
+    let h = write(format!("{root}/src/hooks/pre-commit"));
+    assert_eq!(h.verdict(), "deny");
+    assert!(h.stdout.contains("std-self-protection"), "{}", h.stdout);
+    // The same through a shell redirection.
+    let h = p.hook("claude", &claude_bash("echo x > escape/pwned.txt"), &[]);
+    assert_eq!(h.verdict(), "deny", "{}", h.stdout);
+    let h = p.hook("claude", &claude_bash("echo x > src/hooks/pre-commit"), &[]);
+    assert_eq!(h.verdict(), "deny", "{}", h.stdout);
+}
+
+#[test]
+fn failures_answer_with_each_agents_blocking_form() {
+    let p = Proj::new();
+    // Unreadable input.
+    for bad in [&b""[..], b"not json", b"{\"tool_name\": 3}", b"\xff\xfe"] {
+        let h = p.hook_raw("claude", bad, &[]);
+        assert_eq!(h.code, 2, "claude must exit 2 on {bad:?}: {}", h.stderr);
+        assert!(!h.stderr.is_empty());
+        let h = p.hook_raw("cursor", bad, &[]);
+        assert_eq!(h.code, 2, "cursor must exit 2 on {bad:?}");
+        let h = p.hook_raw("copilot", bad, &[]);
+        assert_eq!(h.verdict(), "deny", "copilot must print a deny on {bad:?}");
+    }
+    // Invalid policies block everything, even what the stdlib would allow.
+    p.policy("language 1;\ndeny path write \"src/**\" when path.nope == 1;\n");
+    let h = p.hook("claude", &claude_bash("cargo test"), &[]);
+    assert_eq!(h.code, 2, "{}", h.stderr);
+    assert!(h.stderr.contains("do not compile"), "{}", h.stderr);
+    assert!(
+        h.stderr.contains("main.policy:2"),
+        "the error is located: {}",
+        h.stderr
+    );
+    let h = p.hook("cursor", &fixture("cursor", "before-shell-cargo-test"), &[]);
+    assert_eq!(h.code, 2);
+    let h = p.hook("copilot", &fixture("copilot", "bash-rm-home"), &[]);
+    assert_eq!(h.verdict(), "deny");
+}
+
+#[test]
+fn an_explicit_allow_is_sent_only_for_an_allow_rule_and_defaults_stay_silent() {
+    let p = Proj::new();
+    p.policy(
+        "language 1;\n\
+         @id(\"docs-ok\") allow path write \"docs/**\" because \"docs are free\";\n\
+         @id(\"make-ok\") allow exec \"make test\";\n",
+    );
+    let root = p.root().to_string_lossy().into_owned();
+    let h = p.hook(
+        "claude",
+        &claude_tool(
+            "Write",
+            serde_json::json!({"file_path": format!("{root}/docs/a.md"), "content": "x"}),
+        ),
+        &[],
+    );
+    assert_eq!(h.verdict(), "allow");
+    assert!(h.stdout.contains("docs-ok"));
+    // No rule: default allow for paths and default ask for exec both stay silent.
+    let h = p.hook(
+        "claude",
+        &claude_tool(
+            "Write",
+            serde_json::json!({"file_path": format!("{root}/notes.md"), "content": "x"}),
+        ),
+        &[],
+    );
+    assert_eq!(h.verdict(), "pass");
+    let h = p.hook("claude", &claude_bash("make deploy"), &[]);
+    assert_eq!(h.verdict(), "pass");
+    // An explicit allow next to an unmatched command is not an allow.
+    let h = p.hook("claude", &claude_bash("make test && make deploy"), &[]);
+    assert_eq!(h.verdict(), "pass", "{}", h.stdout);
+    // A `deny` default speaks: nothing allowed it.
+    p.policy("language 1;\ndefault exec = deny;\n");
+    let h = p.hook("claude", &claude_bash("make deploy"), &[]);
+    assert_eq!(h.verdict(), "deny", "{}", h.stdout);
+}
+
+#[test]
+fn the_policy_cache_is_rebuilt_when_stale_and_never_trusted_when_tampered() {
+    let p = Proj::new();
+    let trace = |p: &Proj| {
+        let h = p.hook(
+            "claude",
+            &claude_bash("make test"),
+            &["--trace", "--no-log"],
+        );
+        (h.verdict(), h.stderr)
+    };
+    assert!(trace(&p).1.contains("policy cache rebuilt"));
+    assert!(trace(&p).1.contains("policy cache hit"));
+    // A policy change makes the cache stale.
+    p.policy("language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n");
+    let (v, err) = trace(&p);
+    assert!(err.contains("stale"), "{err}");
+    assert_eq!(v, "deny");
+    // Edited bytes: the MAC fails, the cache is ignored, the sources decide.
+    let cache = p.state().join("policy.cache");
+    let mut bytes = std::fs::read(&cache).unwrap();
+    let n = bytes.len();
+    bytes[n - 5] ^= 0x01;
+    std::fs::write(&cache, &bytes).unwrap();
+    let (v, err) = trace(&p);
+    assert!(err.contains("MAC does not verify"), "{err}");
+    assert_eq!(v, "deny");
+    assert!(
+        trace(&p).1.contains("policy cache hit"),
+        "rebuilt after the tamper"
+    );
+    // A cache made with another user's key is foreign.
+    let other = Proj::new();
+    other.policy("language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n");
+    trace(&other);
+    // Same sources, same binary: only the MAC key differs.
+    std::fs::copy(other.state().join("policy.cache"), &cache).unwrap();
+    let (_, err) = trace(&p);
+    assert!(err.contains("MAC does not verify"), "{err}");
+    // Truncated and garbage caches are rebuilt too.
+    std::fs::write(&cache, b"CTX").unwrap();
+    assert!(trace(&p).1.contains("truncated"));
+    std::fs::write(&cache, vec![0u8; 4096]).unwrap();
+    assert!(trace(&p).1.contains("not a ContextOS policy cache"));
+}
+
+#[test]
+fn the_decision_log_chains_every_verdict_and_verify_catches_tampering() {
+    let p = Proj::new();
+    for cmd in [
+        "cargo test",
+        "rm -rf ~",
+        "git push --force origin main",
+        "echo $GITHUB_TOKEN ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ] {
+        p.hook("claude", &claude_bash(cmd), &[]);
+    }
+    let (code, out) = p.cli(&["log", "verify"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("valid: 4 record(s)"), "{out}");
+    let log = std::fs::read_to_string(p.state().join("decisions.jsonl")).unwrap();
+    assert!(
+        !log.contains("abcdefghijklmnopqrstuvwxyz0123456789"),
+        "secrets are masked"
+    );
+    assert!(log.contains("std-exec-rm-root"));
+    let (code, out) = p.cli(&["log", "tail", "-n", "2"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    // The head, as an external anchor.
+    let (_, json) = p.cli(&["--format", "json", "log", "verify"]);
+    let head = serde_json::from_str::<Value>(&json).unwrap()["head"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(head.starts_with("4:"));
+    // An edited verdict.
+    let edited = log.replacen("\"verdict\":\"deny\"", "\"verdict\":\"allow\"", 1);
+    std::fs::write(p.state().join("decisions.jsonl"), &edited).unwrap();
+    let (code, out) = p.cli(&["log", "verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("HashMismatch"), "{out}");
+    // Tail truncation: drop the last record.
+    let mut lines: Vec<&str> = log.lines().collect();
+    lines.pop();
+    std::fs::write(p.state().join("decisions.jsonl"), lines.join("\n") + "\n").unwrap();
+    let (code, out) = p.cli(&["log", "verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Truncated"), "{out}");
+    // The anchor still catches it after the head is made to agree (as someone holding
+    // the key could): here, by checking the anchored record is gone.
+    let (code, out) = p.cli(&["log", "verify", "--anchor", &head]);
+    assert_eq!(code, 1);
+    assert!(out.contains("missing"), "{out}");
+}
