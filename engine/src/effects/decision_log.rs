@@ -757,6 +757,11 @@ fn read_head(path: &Path) -> Result<Option<Head>, LogError> {
     Ok(Some(head))
 }
 
+/// Size of the head file: the JSON record padded with spaces, then a newline.
+const HEAD_BYTES: usize = 256;
+/// `O_NOFOLLOW`: the head is never written through a symbolic link planted in its place.
+const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+
 fn write_head(state_dir: &Path, seq: u64, hash: &str, key: Option<&Key>) -> Result<(), LogError> {
     let path = state_dir.join(HEAD_FILE);
     let mac = match key {
@@ -772,7 +777,37 @@ fn write_head(state_dir: &Path, seq: u64, hash: &str, key: Option<&Key>) -> Resu
         mac,
     };
     let mut bytes = serde_json::to_vec(&head).map_err(|e| corrupt(&path, e.to_string()))?;
+    // Fixed size, so an update is one overwrite in place of a record that fits in a single
+    // disk sector, made durable by one `fdatasync` — a hook appends on every tool call, and
+    // the temp-file-and-rename dance costs two more syncs. A torn head (a sector write
+    // that did not complete) reads as corrupt: appends then refuse until `log reseal`
+    // re-checks the whole chain, so a crash can cost availability of the log, never its
+    // integrity.
+    if bytes.len() >= HEAD_BYTES {
+        return Err(corrupt(
+            &path,
+            "the head record does not fit its fixed size",
+        ));
+    }
+    bytes.resize(HEAD_BYTES - 1, b' ');
     bytes.push(b'\n');
+    match OpenOptions::new()
+        .write(true)
+        .custom_flags(NOFOLLOW)
+        .open(&path)
+    {
+        Ok(f) => {
+            use std::os::unix::fs::FileExt;
+            return f
+                .write_all_at(&bytes, 0)
+                .and_then(|()| f.set_len(HEAD_BYTES as u64))
+                .and_then(|()| f.sync_data())
+                .map_err(io(&path));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        // A symbolic link (ELOOP) or anything else unexpected is not written through.
+        Err(e) => return Err(io(&path)(e)),
+    }
     let tmp = state_dir.join(format!("{HEAD_FILE}.{}.tmp", uuid::Uuid::new_v4().simple()));
     let write = || -> std::io::Result<()> {
         let mut f = OpenOptions::new()
@@ -1672,6 +1707,22 @@ mod tests {
     fn assert_clean(r: &VerifyReport, records: u64) {
         assert!(r.problems.is_empty(), "{:#?}", r.problems);
         assert_eq!(r.records, records);
+    }
+
+    #[test]
+    fn the_head_is_rewritten_in_place_and_never_through_a_symlink() {
+        let f = fixture();
+        fill(&f, 3, 0);
+        let head = f.state.join(HEAD_FILE);
+        assert_eq!(std::fs::metadata(&head).unwrap().len(), HEAD_BYTES as u64);
+        assert!(verify(&f.state, Some(&f.key)).unwrap().is_valid());
+        // A link planted in the head's place: the append refuses and the target is untouched.
+        let victim = f.state.join("victim.txt");
+        std::fs::write(&victim, "precious").unwrap();
+        std::fs::remove_file(&head).unwrap();
+        std::os::unix::fs::symlink(&victim, &head).unwrap();
+        assert!(append(&f.state, &rec(4), &opts(&f, 0)).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     }
 
     #[test]
