@@ -68,6 +68,31 @@ fn run_once(
     start.elapsed().as_secs_f64() * 1000.0
 }
 
+/// Name, agent, extra flags, payload, and whether the cache is removed before each run.
+struct Scenario<'a> {
+    name: &'a str,
+    agent: &'a str,
+    extra: Vec<&'a str>,
+    payload: Vec<u8>,
+    cold: bool,
+}
+
+fn sc<'a>(
+    name: &'a str,
+    agent: &'a str,
+    extra: Vec<&'a str>,
+    payload: Vec<u8>,
+    cold: bool,
+) -> Scenario<'a> {
+    Scenario {
+        name,
+        agent,
+        extra,
+        payload,
+        cold,
+    }
+}
+
 fn pct(sorted: &[f64], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted.get(i).copied().unwrap_or(f64::NAN)
@@ -102,21 +127,21 @@ fn main() {
         std::process::exit(2);
     }
     let r = root.to_string_lossy().into_owned();
-    let scenarios: Vec<(&str, &str, Vec<&str>, Vec<u8>, bool)> = vec![
-        ("Bash `cargo test` (allow), cache hit, logged", "claude", vec![],
+    let scenarios = [
+        sc("Bash `cargo test` (allow), cache hit, logged", "claude", vec![],
             claude(root, "Bash", serde_json::json!({"command": "cargo test"})), false),
-        ("Write src/lib.rs (no rule: silent), cache hit, logged", "claude", vec![],
+        sc("Write src/lib.rs (no rule: silent), cache hit, logged", "claude", vec![],
             claude(root, "Write", serde_json::json!({"file_path": format!("{r}/src/lib.rs"), "content": "x"})), false),
-        ("Bash `rm -rf ~` (deny), cache hit, logged", "claude", vec![],
+        sc("Bash `rm -rf ~` (deny), cache hit, logged", "claude", vec![],
             claude(root, "Bash", serde_json::json!({"command": "rm -rf ~"})), false),
-        ("Bash `sed -i … .contextos/…` (deny), cache hit, logged", "claude", vec![],
+        sc("Bash `sed -i … .contextos/…` (deny), cache hit, logged", "claude", vec![],
             claude(root, "Bash", serde_json::json!({"command": "sed -i s/deny/allow/ .contextos/policies/main.policy"})), false),
-        ("Cursor beforeShellExecution `cargo test`, cache hit, logged", "cursor", vec![],
+        sc("Cursor beforeShellExecution `cargo test`, cache hit, logged", "cursor", vec![],
             serde_json::json!({"hook_event_name": "beforeShellExecution", "conversation_id": "c", "generation_id": "g",
                 "workspace_roots": [r], "command": "cargo test", "cwd": r, "sandbox": false}).to_string().into_bytes(), false),
-        ("Bash `cargo test`, cache hit, --no-log", "claude", vec!["--no-log"],
+        sc("Bash `cargo test`, cache hit, --no-log", "claude", vec!["--no-log"],
             claude(root, "Bash", serde_json::json!({"command": "cargo test"})), false),
-        ("Bash `cargo test`, cold: cache rebuilt every call", "claude", vec!["--no-log"],
+        sc("Bash `cargo test`, cold: cache rebuilt every call", "claude", vec!["--no-log"],
             claude(root, "Bash", serde_json::json!({"command": "cargo test"})), true),
     ];
     println!("contextos hook: whole-process latency, stdlib + 500 user rules, {runs} runs each");
@@ -124,7 +149,14 @@ fn main() {
         "{:<62} {:>8} {:>8} {:>8} {:>8}",
         "scenario", "p50 ms", "p90 ms", "p99 ms", "max ms"
     );
-    for (name, agent, extra, payload, cold) in scenarios {
+    for Scenario {
+        name,
+        agent,
+        extra,
+        payload,
+        cold,
+    } in scenarios
+    {
         // Warm the page cache and the policy cache.
         for _ in 0..5 {
             run_once(bin, root, home.path(), agent, &extra, &payload);
