@@ -601,3 +601,41 @@ fn the_decision_log_chains_every_verdict_and_verify_catches_tampering() {
     assert_eq!(code, 1);
     assert!(out.contains("missing"), "{out}");
 }
+
+#[test]
+fn the_watchdog_answers_before_the_agents_timeout_turns_silence_into_allow() {
+    let p = Proj::new();
+    for (agent, blocked) in [("claude", "exit"), ("cursor", "exit"), ("copilot", "json")] {
+        // An agent that never finishes sending its event: only the watchdog can answer.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
+            .args(["hook", agent, "--deadline-ms", "300"])
+            .env("XDG_STATE_HOME", p.home.path())
+            .current_dir(p.root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"{\"hook_event_name\":").unwrap();
+        let started = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        drop(stdin);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        let h = Hook {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        match blocked {
+            "exit" => assert_eq!(h.code, 2, "{agent}: {} {}", h.stdout, h.stderr),
+            _ => assert_eq!(h.verdict(), "deny", "{agent}: {}", h.stdout),
+        }
+        assert!(
+            format!("{}{}", h.stdout, h.stderr).contains("could not decide within 300 ms"),
+            "{agent}: {} {}",
+            h.stdout,
+            h.stderr
+        );
+    }
+}
