@@ -449,6 +449,10 @@ fn failures_answer_with_each_agents_blocking_form() {
         assert_eq!(h.code, 2, "cursor must exit 2 on {bad:?}");
         let h = p.hook_raw("copilot", bad, &[]);
         assert_eq!(h.verdict(), "deny", "copilot must print a deny on {bad:?}");
+        assert_eq!(
+            h.code, 0,
+            "copilot skips non-zero exits: the deny must exit 0"
+        );
     }
     // Invalid policies block everything, even what the stdlib would allow.
     p.policy("language 1;\ndeny path write \"src/**\" when path.nope == 1;\n");
@@ -638,4 +642,48 @@ fn the_watchdog_answers_before_the_agents_timeout_turns_silence_into_allow() {
             h.stderr
         );
     }
+}
+
+#[test]
+fn a_sandbox_only_allow_is_not_an_allow_on_the_host_and_directory_destinations_are_followed() {
+    let p = Proj::new();
+    p.policy(
+        "language 1;\n@id(\"tests-in-sandbox\") allow exec \"make test\" with sandbox { network: \"none\" } because \"tests run sandboxed\";\n",
+    );
+    let h = p.hook("claude", &claude_bash("make test"), &[]);
+    assert_eq!(h.verdict(), "ask", "{}", h.stdout);
+    assert!(
+        h.stdout.contains("only inside the ContextOS sandbox"),
+        "{}",
+        h.stdout
+    );
+    for cmd in [
+        "cp settings.json .claude/",
+        "mv hooks.json .cursor",
+        "cp -r evil/hooks .github",
+        "install -m 755 x .git/hooks/",
+    ] {
+        let h = p.hook("claude", &claude_bash(cmd), &[]);
+        assert_eq!(h.verdict(), "deny", "{cmd}: {}", h.stdout);
+    }
+}
+
+#[test]
+fn a_stuck_decision_log_costs_the_record_not_the_tool_call() {
+    let p = Proj::new();
+    p.hook("claude", &claude_bash("cargo test"), &[]);
+    assert!(p.state().join("decisions.lock").exists());
+    // Another process holds the writers' lock and never lets go.
+    let mut holder = Command::new("flock")
+        .arg(p.state().join("decisions.lock"))
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let h = p.hook("claude", &claude_bash("rm -rf ~"), &[]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    assert_eq!(h.verdict(), "deny", "{}", h.stdout);
+    assert!(h.stderr.contains("not logged"), "{}", h.stderr);
 }

@@ -53,6 +53,8 @@ pub struct AgentOpts {
 const MAX_EVENT_BYTES: u64 = 16 << 20;
 /// The active decision log is sealed into a segment beyond this size.
 const ROTATE_BYTES: u64 = 8 << 20;
+/// A stuck log lock costs a record (with a warning), never the agent's tool call.
+const LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 /// Set by whichever answers first: the decision or the watchdog.
 static ANSWERED: AtomicBool = AtomicBool::new(false);
@@ -76,6 +78,14 @@ pub fn run(project: Option<&Path>, args: &Args) -> u8 {
         AgentArg::Cursor(o) => (Agent::Cursor, o),
         AgentArg::Copilot(o) => (Agent::Copilot, o),
     };
+    // A bug must not fail open: a panic answers with the blocking form (exit 101 would
+    // be read as "proceed" by every agent but Cursor with failClosed).
+    std::panic::set_hook(Box::new(move |info| {
+        let r = render_failure(agent, &format!("ContextOS hit an internal error: {info}"));
+        if emit(&r) {
+            std::process::exit(i32::from(r.exit));
+        }
+    }));
     let deadline = Duration::from_millis(opts.deadline_ms.max(1));
     std::thread::spawn(move || {
         std::thread::sleep(deadline);
@@ -228,11 +238,12 @@ fn log(
             Action::Mcp { server, tool } => serde_json::json!({"mcp": tool, "server": server}),
         })
         .collect();
+    // What the agent was told: an ask it cannot honour went out as a deny.
     let verdict = match ans {
         Answer::Pass => "pass",
         Answer::Allow { .. } => "allow",
-        Answer::Ask { .. } => "ask",
-        Answer::Deny { .. } => "deny",
+        Answer::Ask { .. } if ev.can_ask => "ask",
+        Answer::Ask { .. } | Answer::Deny { .. } => "deny",
     };
     let rec = DecisionRecord {
         agent: agent.as_str().to_string(),
@@ -247,6 +258,7 @@ fn log(
         key_path: decision_log::default_key_path(),
         rotate_bytes: ROTATE_BYTES,
         now: None,
+        lock_timeout: LOG_LOCK_WAIT,
     };
     decision_log::append(&root.join(".contextos/state"), &rec, &opts)
         .map(|_| ())

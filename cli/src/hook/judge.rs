@@ -124,6 +124,23 @@ impl Judgement {
 fn part_of(d: &Decision) -> Part {
     let explicit = !d.default_applied || d.rejection.is_some() || d.verdict == Effect::Deny;
     let subject = subject(&d.request);
+    // An allow that holds only inside the sandbox does not hold for the agent's own host
+    // shell: a human decides instead (never widen).
+    if d.verdict != Effect::Deny && d.obligations.iter().any(|o| o.name == "sandbox") {
+        return Part {
+            verdict: Effect::Ask,
+            explicit: true,
+            reason: format!(
+                "{subject}: the policy allows this only inside the ContextOS sandbox ({}); run on the host, it needs a human's confirmation",
+                d.decided_by
+                    .iter()
+                    .map(|h| h.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            rules: d.decided_by.iter().map(|h| h.id.clone()).collect(),
+        };
+    }
     let reason = if let Some(r) = &d.rejection {
         format!("{subject}: {} [{}]", r.message, r.code)
     } else if d.default_applied {

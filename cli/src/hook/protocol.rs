@@ -198,8 +198,8 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
 /// Fail closed: an internal error, invalid policy or unreadable input. Claude: exit 2 + reason
 /// on stderr (exit 2 is what blocks; stdout is ignored then). Cursor: exit 2 plus a JSON deny
 /// on stdout — safe on every event, since events without a `permission` field ignore it.
-/// Copilot: a JSON deny on stdout AND exit 2 — Copilot documents non-zero exits as "logged and
-/// skipped", so the JSON deny is what binds.
+/// Copilot: a JSON deny on stdout with exit 0 — Copilot documents non-zero exits as "logged
+/// and skipped", so only a deny on a successful exit binds.
 pub fn render_failure(agent: Agent, message: &str) -> Rendered {
     let reason = cap(&format!(
         "ContextOS could not verify this action, so it is blocked: {message}"
@@ -216,10 +216,16 @@ pub fn render_failure(agent: Agent, message: &str) -> Rendered {
             permission_decision_reason: Some(&reason),
         }),
     };
+    // Copilot logs and skips hooks that exit non-zero (fail open): its deny binds only
+    // as JSON on a successful exit. Claude and Cursor block on exit 2.
+    let exit = match agent {
+        Agent::Copilot => 0,
+        Agent::Claude | Agent::Cursor => 2,
+    };
     Rendered {
         stdout,
         stderr: format!("{reason}\n"),
-        exit: 2,
+        exit,
     }
 }
 
@@ -1476,7 +1482,7 @@ mod tests {
                     r#"{{"permissionDecision":"deny","permissionDecisionReason":"{msg}"}}"#
                 ) + "\n",
                 stderr: format!("{msg}\n"),
-                exit: 2
+                exit: 0
             }
         );
     }

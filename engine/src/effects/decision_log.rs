@@ -152,6 +152,9 @@ pub struct LogOptions {
     pub rotate_bytes: u64,
     /// RFC 3339 time to record instead of the clock (tests, replays). Written verbatim.
     pub now: Option<String>,
+    /// How long a writer waits for the log lock. A hook answers on every tool call and
+    /// must not wait behind a stuck holder past the agent's own timeout.
+    pub lock_timeout: Duration,
 }
 
 impl Default for LogOptions {
@@ -160,6 +163,7 @@ impl Default for LogOptions {
             key_path: default_key_path(),
             rotate_bytes: DEFAULT_ROTATE_BYTES,
             now: None,
+            lock_timeout: LOCK_TIMEOUT,
         }
     }
 }
@@ -287,7 +291,7 @@ pub fn append(
     opts: &LogOptions,
 ) -> Result<LoggedRecord, LogError> {
     std::fs::create_dir_all(state_dir).map_err(io(state_dir))?;
-    let _lock = LogLock::acquire(state_dir)?;
+    let _lock = LogLock::acquire(state_dir, opts.lock_timeout)?;
     let key = opts
         .key_path
         .as_deref()
@@ -374,7 +378,7 @@ pub fn append(
 /// edited or out of chain — move such a log aside instead. Returns the record count.
 pub fn reseal(state_dir: &Path, opts: &LogOptions) -> Result<u64, LogError> {
     std::fs::create_dir_all(state_dir).map_err(io(state_dir))?;
-    let _lock = LogLock::acquire(state_dir)?;
+    let _lock = LogLock::acquire(state_dir, opts.lock_timeout)?;
     let key = opts
         .key_path
         .as_deref()
@@ -917,7 +921,7 @@ struct LogLock {
 
 impl LogLock {
     /// The writers' lock.
-    fn acquire(state_dir: &Path) -> Result<Self, LogError> {
+    fn acquire(state_dir: &Path, timeout: Duration) -> Result<Self, LogError> {
         let path = state_dir.join(LOCK_FILE);
         let file = OpenOptions::new()
             .read(true)
@@ -927,7 +931,12 @@ impl LogLock {
             .mode(0o600)
             .open(&path)
             .map_err(io(&path))?;
-        Self::wait(file, path, FlockOperation::NonBlockingLockExclusive)
+        Self::wait(
+            file,
+            path,
+            FlockOperation::NonBlockingLockExclusive,
+            timeout,
+        )
     }
 
     /// A readers' lock, so a reader never sees an append half done (a line without its
@@ -935,13 +944,24 @@ impl LogLock {
     fn shared(state_dir: &Path) -> Result<Option<Self>, LogError> {
         let path = state_dir.join(LOCK_FILE);
         match File::open(&path) {
-            Ok(file) => Self::wait(file, path, FlockOperation::NonBlockingLockShared).map(Some),
+            Ok(file) => Self::wait(
+                file,
+                path,
+                FlockOperation::NonBlockingLockShared,
+                LOCK_TIMEOUT,
+            )
+            .map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io(&path)(e)),
         }
     }
 
-    fn wait(file: File, path: PathBuf, op: FlockOperation) -> Result<Self, LogError> {
+    fn wait(
+        file: File,
+        path: PathBuf,
+        op: FlockOperation,
+        timeout: Duration,
+    ) -> Result<Self, LogError> {
         let start = Instant::now();
         let mut pause = Duration::from_micros(100);
         loop {
@@ -951,7 +971,7 @@ impl LogLock {
                 Err(e) => return Err(io(&path)(e.into())),
             }
             let waited = start.elapsed();
-            if waited >= LOCK_TIMEOUT {
+            if waited >= timeout {
                 return Err(LogError::LockTimeout { path, waited });
             }
             std::thread::sleep(pause);
@@ -1655,6 +1675,7 @@ mod tests {
             key_path: Some(f.key.clone()),
             rotate_bytes,
             now: Some(NOW.to_string()),
+            lock_timeout: LOCK_TIMEOUT,
         }
     }
 

@@ -151,10 +151,30 @@ impl Out {
         ps.into_iter().for_each(|p| self.delete(p));
     }
 
+    /// A destination that may be a directory: the files land inside it under their own
+    /// names, so `cp settings.json .claude/` writes `.claude/settings.json`. Both the
+    /// destination and each `DST/basename(SRC)` are reported; we cannot know which it is.
+    fn into_dir<'a>(&mut self, dst: &str, srcs: impl IntoIterator<Item = &'a str>) {
+        self.write(dst);
+        let dir = dst.trim_end_matches('/');
+        for src in srcs {
+            // `host:path` (scp, rsync) lands under the remote file's own name.
+            let name = basename(src.trim_end_matches('/'));
+            let name = name.rsplit(':').next().unwrap_or(name);
+            if name.is_empty() || name == "." || name == ".." {
+                continue;
+            }
+            if dir.is_empty() {
+                self.write(name);
+            } else {
+                self.write(&format!("{dir}/{name}"));
+            }
+        }
+    }
+
     /// A file named to an editor. `f:12:3` (line and column, understood by most
-    /// editors) is reported both as given and without the position.
+    /// editors) is reported without the position.
     fn edit(&mut self, p: &str) {
-        self.write(p);
         let mut s = p;
         for _ in 0..2 {
             match s.rsplit_once(':') {
@@ -164,9 +184,7 @@ impl Out {
                 _ => break,
             }
         }
-        if s.len() < p.len() {
-            self.write(s);
-        }
+        self.write(s);
     }
 }
 
@@ -635,11 +653,11 @@ fn mv(args: &[String], out: &mut Out) {
     let p = parse(args, &CP);
     if let Some(dir) = p.values('t', "target-directory").last() {
         out.deletes(p.operands());
-        out.write(dir);
+        out.into_dir(dir, p.operands());
     } else if let [srcs @ .., dst] = p.operands.as_slice() {
         if !srcs.is_empty() {
             out.deletes(srcs.iter().copied());
-            out.write(dst);
+            out.into_dir(dst, srcs.iter().copied());
         }
     }
 }
@@ -660,12 +678,12 @@ fn copy(name: &str, args: &[String], out: &mut Out) {
         return out.writes(p.operands());
     }
     if let Some(dir) = p.values('t', "target-directory").last() {
-        return out.write(dir);
+        return out.into_dir(dir, p.operands());
     }
     match p.operands.as_slice() {
         // `ln -s TARGET` creates ./basename(TARGET).
         [target] if name == "ln" => out.write(basename(target.trim_end_matches('/'))),
-        [_, .., dst] => out.write(dst),
+        [srcs @ .., dst] if !srcs.is_empty() => out.into_dir(dst, srcs.iter().copied()),
         _ => {}
     }
 }
@@ -691,7 +709,11 @@ fn rsync(args: &[String], out: &mut Out) {
     // harmlessly.
     if let [srcs @ .., dst] = p.operands.as_slice() {
         if !srcs.is_empty() {
-            out.write(dst);
+            out.into_dir(dst, srcs.iter().copied());
+            // `rsync src/ dst` copies the *contents* of src: their names are not known.
+            if srcs.iter().any(|s| s.ends_with('/')) {
+                out.unknown();
+            }
             if p.has_long("remove-source-files") {
                 out.deletes(srcs.iter().copied());
             }
@@ -1565,36 +1587,58 @@ mod tests {
     fn move_copy_link() {
         known(
             "mv evil .claude/settings.json",
-            &["d:evil", "w:.claude/settings.json"],
+            &[
+                "d:evil",
+                "w:.claude/settings.json",
+                "w:.claude/settings.json/evil",
+            ],
         );
-        known("mv -t dir a b", &["d:a", "d:b", "w:dir"]);
-        known("mv --target-directory=dir a", &["d:a", "w:dir"]);
-        known("mv -S .bak a b c", &["d:a", "d:b", "w:c"]);
-        known("mv --suffix .bak a b", &["d:a", "w:b"]);
-        known("mv a b -f", &["d:a", "w:b"]);
-        known("cp -t dir a b", &["w:dir"]);
-        known("cp -tdir a b", &["w:dir"]);
-        known("cp -r --preserve=mode src .contextos/", &["w:.contextos/"]);
-        known("cp --sparse always a b", &["w:b"]);
-        known("cp --target dir a", &["w:dir"]);
+        known(
+            "mv -t dir a b",
+            &["d:a", "d:b", "w:dir", "w:dir/a", "w:dir/b"],
+        );
+        known("mv --target-directory=dir a", &["d:a", "w:dir", "w:dir/a"]);
+        known("mv -S .bak a b c", &["d:a", "d:b", "w:c", "w:c/a", "w:c/b"]);
+        known("mv --suffix .bak a b", &["d:a", "w:b", "w:b/a"]);
+        known("mv a b -f", &["d:a", "w:b", "w:b/a"]);
+        known("cp -t dir a b", &["w:dir", "w:dir/a", "w:dir/b"]);
+        known("cp -tdir a b", &["w:dir", "w:dir/a", "w:dir/b"]);
+        known(
+            "cp -r --preserve=mode src .contextos/",
+            &["w:.contextos/", "w:.contextos/src"],
+        );
+        // The file lands inside a directory destination under its own name.
+        known(
+            "cp settings.json .claude/",
+            &["w:.claude/", "w:.claude/settings.json"],
+        );
+        known(
+            "cp -r evil/hooks .github",
+            &["w:.github", "w:.github/hooks"],
+        );
+        known("cp --sparse always a b", &["w:b", "w:b/a"]);
+        known("cp --target dir a", &["w:dir", "w:dir/a"]);
         known(
             "install -m 755 hook .git/hooks/pre-commit",
-            &["w:.git/hooks/pre-commit"],
+            &["w:.git/hooks/pre-commit", "w:.git/hooks/pre-commit/hook"],
         );
         known("install -d -m 700 a b", &["w:a", "w:b"]);
         known(
             "ln -sf /tmp/x .git/hooks/pre-push",
-            &["w:.git/hooks/pre-push"],
+            &["w:.git/hooks/pre-push", "w:.git/hooks/pre-push/x"],
         );
         known("ln -s /etc/passwd", &["w:passwd"]);
-        known("scp -P 22 host:f local", &["w:local"]);
-        known("rsync -av --exclude .git src/ dst/", &["w:dst/"]);
+        known("scp -P 22 host:f local", &["w:local", "w:local/f"]);
+        unknown(
+            "rsync -av --exclude .git src/ dst/",
+            &["w:dst/", "w:dst/src"],
+        );
         known(
             "rsync -a --remove-source-files a b dst",
-            &["w:dst", "d:a", "d:b"],
+            &["w:dst", "w:dst/a", "w:dst/b", "d:a", "d:b"],
         );
-        known("rsync --compress a b", &["w:b"]);
-        known("rsync --log-file=log a b", &["w:log", "w:b"]);
+        known("rsync --compress a b", &["w:b", "w:b/a"]);
+        known("rsync --log-file=log a b", &["w:log", "w:b", "w:b/a"]);
     }
 
     #[test]
@@ -1792,7 +1836,8 @@ mod tests {
         unknown("find . -exec rm -f {} +", &[]);
         known("find . -name *.rs -exec grep -l foo {} +", &[]);
         known("find . -exec cat {} ; -fprint out", &["w:out"]);
-        known(
+        // Into a directory, the names would come from `{}`: unknown.
+        unknown(
             "find . -exec cp {} .claude/settings.json ;",
             &["w:.claude/settings.json"],
         );
@@ -1800,7 +1845,7 @@ mod tests {
         unknown("xargs rm", &[]);
         unknown("xargs -0 -n1 rm -f", &[]);
         unknown("xargs sed -n p", &[]);
-        unknown("xargs -I{} mv {} dest", &["d:{}", "w:dest"]);
+        unknown("xargs -I{} mv {} dest", &["d:{}", "w:dest", "w:dest/{}"]);
         unknown("xargs sudo rm", &[]);
         unknown("xargs git rm", &[]);
         known("xargs git log", &[]);
@@ -1845,7 +1890,7 @@ mod tests {
         known("vim +/foo -u NONE -- -a", &["w:-a"]);
         known("vim -i NONE f", &["w:f"]);
         known("vim -w keys f", &["w:keys", "w:f"]);
-        known("nvim f:12:3", &["w:f:12:3", "w:f"]);
+        known("nvim f:12:3", &["w:f"]);
         unknown("vim -c wq f", &["w:f"]);
         unknown("vim +wq f", &["w:f"]);
         unknown("vim -es f", &["w:f"]);
@@ -1859,7 +1904,7 @@ mod tests {
         known("emacs --file=f -T title g", &["w:f", "w:g"]);
         unknown("emacs --chdir d g", &["w:g"]);
         unknown("emacs --batch f --eval (save-buffer)", &["w:f"]);
-        known("code -g f:10", &["w:f:10", "w:f"]);
+        known("code -g f:10", &["w:f"]);
         known("code --user-data-dir d f", &["w:f"]);
         known("subl -n f", &["w:f"]);
         known("micro f", &["w:f"]);
