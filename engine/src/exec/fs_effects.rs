@@ -154,7 +154,7 @@ impl Out {
     /// A destination that may be a directory: the files land inside it under their own
     /// names, so `cp settings.json .claude/` writes `.claude/settings.json`. Both the
     /// destination and each `DST/basename(SRC)` are reported; we cannot know which it is.
-    fn into_dir<'a>(&mut self, dst: &str, srcs: impl IntoIterator<Item = &'a str>) {
+    fn land_in<'a>(&mut self, dst: &str, srcs: impl IntoIterator<Item = &'a str>) {
         self.write(dst);
         let dir = dst.trim_end_matches('/');
         for src in srcs {
@@ -653,11 +653,11 @@ fn mv(args: &[String], out: &mut Out) {
     let p = parse(args, &CP);
     if let Some(dir) = p.values('t', "target-directory").last() {
         out.deletes(p.operands());
-        out.into_dir(dir, p.operands());
+        out.land_in(dir, p.operands());
     } else if let [srcs @ .., dst] = p.operands.as_slice() {
         if !srcs.is_empty() {
             out.deletes(srcs.iter().copied());
-            out.into_dir(dst, srcs.iter().copied());
+            out.land_in(dst, srcs.iter().copied());
         }
     }
 }
@@ -678,12 +678,12 @@ fn copy(name: &str, args: &[String], out: &mut Out) {
         return out.writes(p.operands());
     }
     if let Some(dir) = p.values('t', "target-directory").last() {
-        return out.into_dir(dir, p.operands());
+        return out.land_in(dir, p.operands());
     }
     match p.operands.as_slice() {
         // `ln -s TARGET` creates ./basename(TARGET).
         [target] if name == "ln" => out.write(basename(target.trim_end_matches('/'))),
-        [srcs @ .., dst] if !srcs.is_empty() => out.into_dir(dst, srcs.iter().copied()),
+        [srcs @ .., dst] if !srcs.is_empty() => out.land_in(dst, srcs.iter().copied()),
         _ => {}
     }
 }
@@ -709,7 +709,7 @@ fn rsync(args: &[String], out: &mut Out) {
     // harmlessly.
     if let [srcs @ .., dst] = p.operands.as_slice() {
         if !srcs.is_empty() {
-            out.into_dir(dst, srcs.iter().copied());
+            out.land_in(dst, srcs.iter().copied());
             // `rsync src/ dst` copies the *contents* of src: their names are not known.
             if srcs.iter().any(|s| s.ends_with('/')) {
                 out.unknown();
