@@ -574,11 +574,9 @@ fn dispatch(name: &str, args: &[String], out: &mut Out, depth: usize) -> bool {
             let p = parse(args, &options("dP", "", ""));
             // List, test and print modes write nothing.
             if !"clptvzZ".chars().any(|c| p.has_short(c)) {
-                let dirs: Vec<&str> = p.values('d', "").collect();
-                if dirs.is_empty() {
-                    out.unknown();
-                }
-                out.writes(dirs);
+                // The member names come from the archive: unknown, wherever they land.
+                out.writes(p.values('d', ""));
+                out.unknown();
             }
         }
         "cpio" => cpio(args, out),
@@ -1090,14 +1088,15 @@ fn tar(args: &[String], out: &mut Out) {
     if !(p.has('x', "extract") || p.has_long("get")) || p.has('O', "to-stdout") {
         return;
     }
-    // Members land under `-C DIR`; without it, in the current directory under names
-    // the archive chooses (named members are reported, as a hint for a deny).
+    // Members land under `-C DIR` (or the current directory) under names the archive
+    // chooses, so what is written is unknown; named members and the directory are
+    // reported as a hint for a deny.
     let dirs: Vec<&str> = p.values('C', "directory").collect();
     if dirs.is_empty() {
         out.writes(p.operands());
-        out.unknown();
     }
     out.writes(dirs);
+    out.unknown();
     // Options that rename members, leave the directory or pipe them to a command.
     let renames = [
         "one-top-level",
@@ -1771,9 +1770,9 @@ mod tests {
     fn archives() {
         unknown("tar -xf a.tar", &[]);
         unknown("tar xzf a.tgz", &[]);
-        known("tar -xf a.tar -C dir", &["w:dir"]);
-        known("tar xzf a.tgz -C .contextos", &["w:.contextos"]);
-        known("tar -x -f a.tar --directory=d", &["w:d"]);
+        unknown("tar -xf a.tar -C dir", &["w:dir"]);
+        unknown("tar xzf a.tgz -C .contextos", &["w:.contextos"]);
+        unknown("tar -x -f a.tar --directory=d", &["w:d"]);
         unknown("tar -xf a.tar member", &["w:member"]);
         unknown("tar -xf a.tar -C . --transform s,^,.contextos/,", &["w:."]);
         unknown("tar -xf a.tar --one-top-level=.contextos -C d", &["w:d"]);
@@ -1786,7 +1785,7 @@ mod tests {
         known("tar -cf a.tar --remove-files x", &["w:a.tar", "d:x"]);
         unknown("tar -xf a.tar --to-command=sh", &[]);
         unknown("unzip a.zip", &[]);
-        known("unzip -o a.zip -d out", &["w:out"]);
+        unknown("unzip -o a.zip -d out", &["w:out"]);
         known("unzip -p a.zip f", &[]);
         unknown("cpio -idv", &[]);
         known("cpio -it", &[]);
