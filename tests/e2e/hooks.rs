@@ -468,6 +468,24 @@ fn failures_answer_with_each_agents_blocking_form() {
     assert_eq!(h.code, 2);
     let h = p.hook("copilot", &fixture("copilot", "bash-rm-home"), &[]);
     assert_eq!(h.verdict(), "deny");
+    // Fail-closed answers are on the record too.
+    let log = std::fs::read_to_string(p.state().join("decisions.jsonl")).unwrap();
+    assert!(log.contains("fail-closed:policy-invalid"), "{log}");
+    // A role no policy declares is refused rather than silently skipping its rules.
+    p.policy("language 1;\nrole reviewer { @id(\"ro\") deny path write \"**\"; }\n");
+    let h = p.hook("claude", &claude_bash("cargo test"), &["--role", "reviwer"]);
+    assert_eq!(h.code, 2, "{}", h.stderr);
+    assert!(
+        h.stderr.contains("`reviwer`") && h.stderr.contains("reviewer"),
+        "{}",
+        h.stderr
+    );
+    let h = p.hook(
+        "claude",
+        &claude_bash("echo x > notes.md"),
+        &["--role", "reviewer"],
+    );
+    assert_eq!(h.verdict(), "deny", "{}", h.stdout);
 }
 
 #[test]

@@ -163,13 +163,35 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
                 .find(|d| d.diagnostic.is_error())
                 .map(|d| out.render(d))
                 .unwrap_or_default();
-            return render_failure(
+            let message = format!("ContextOS: the policies do not compile, so every action is blocked until they do (run `contextos check`).\n{first}");
+            return fail_logged(
                 agent,
-                &format!("ContextOS: the policies do not compile, so every action is blocked until they do (run `contextos check`).\n{first}"),
+                &project.root,
+                &ev,
+                opts,
+                started,
+                "policy-invalid",
+                &message,
             );
         }
         Err(e) => return render_failure(agent, &format!("ContextOS: {e}")),
     };
+    // A role no policy declares would silently skip the role's own rules: refuse it.
+    if let Some(role) = opts.role.as_deref().filter(|r| !set.roles.contains(*r)) {
+        let message = format!(
+            "ContextOS: the hook runs as role `{role}`, which no policy declares (known roles: {})",
+            set.roles.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+        return fail_logged(
+            agent,
+            &project.root,
+            &ev,
+            opts,
+            started,
+            "role-unknown",
+            &message,
+        );
+    }
     let place = Place::new(&project.root, ev.cwd.as_deref());
     let judgement = judge(&set, &place, &ev.actions, opts.role.as_deref());
     let mut ans = judgement.answer();
@@ -186,6 +208,35 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
         }
     }
     render(&ev, &ans)
+}
+
+/// The blocking form, recorded in the decision log as a fail-closed deny.
+fn fail_logged(
+    agent: Agent,
+    root: &Path,
+    ev: &crate::hook::protocol::HookEvent,
+    opts: &AgentOpts,
+    started: Instant,
+    cause: &str,
+    message: &str,
+) -> Rendered {
+    if !opts.no_log {
+        let j = Judgement {
+            parts: vec![crate::hook::judge::Part {
+                verdict: contextos_engine::Effect::Deny,
+                explicit: true,
+                reason: message.to_string(),
+                rules: vec![format!("fail-closed:{cause}")],
+            }],
+        };
+        let ans = Answer::Deny {
+            reason: message.to_string(),
+        };
+        if let Err(e) = log(root, agent, ev, &j, &ans, started) {
+            eprintln!("contextos: warning: the decision was not logged: {e}");
+        }
+    }
+    render_failure(agent, message)
 }
 
 /// The project root: `--project`, else what the agent says (Cursor's workspace root,
