@@ -228,6 +228,10 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
                     }
                 }
                 Statement::Default(d) => {
+                    if layer == Layer::Plugin {
+                        ctx.err(fi, plugin_may_not(d.span, "change a default"));
+                        continue;
+                    }
                     let Some(domain) = check_domain(&mut ctx, fi, &d.domain) else {
                         continue;
                     };
@@ -251,6 +255,16 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
                     defaults.insert(domain, (d.effect.node, layer, fi, d.span));
                 }
                 Statement::Let(l) => {
+                    if layer == Layer::Plugin && ctx.lets.contains_key(&l.name.node) {
+                        ctx.err(
+                            fi,
+                            plugin_may_not(
+                                l.name.span,
+                                &format!("redefine `${}`, which an earlier layer defines", l.name.node),
+                            ),
+                        );
+                        continue;
+                    }
                     if let Some(prev) = ctx.lets.get(&l.name.node) {
                         if ctx.layers[prev.file] == layer {
                             let at = ctx.origin(prev.file, prev.span);
@@ -432,6 +446,14 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     }
 }
 
+/// A plugin pack only adds rules and guides. Changing defaults, redefining another
+/// layer's `let`s or deciding plugins (its own verdict included) would let a third-party
+/// pack loosen the policies that admitted it.
+fn plugin_may_not(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::error("E0120", span, format!("a plugin pack may not {what}"))
+        .with_help("plugin packs may only add rules and guides; put this in the project's own policies")
+}
+
 /// Compiles the globs inside conditions and exec heads now (see [`CompileOptions::lazy`]).
 pub(crate) fn warm_rules(rules: &[CompiledRule]) -> Result<(), String> {
     fn cond(c: &Cond) -> Result<(), String> {
@@ -478,6 +500,10 @@ fn compile_rule(
 ) -> Option<CompiledRule> {
     let errors_before = ctx.diags.iter().filter(|d| d.diagnostic.is_error()).count();
     let domain = check_domain(ctx, fi, &r.domain)?;
+    if domain == Domain::Plugin && ctx.layers.get(fi) == Some(&Layer::Plugin) {
+        ctx.err(fi, plugin_may_not(r.domain.span, "decide plugins"));
+        return None;
+    }
     let mut id = None;
     let mut severity = None;
     let mut seen_ann = BTreeSet::new();
@@ -1241,6 +1267,10 @@ fn compile_test(
                 };
                 let mut good = true;
                 for (k, v) in fields {
+                    if let ("findings", ast::Value::List(items)) = (k.node.as_str(), &v.node) {
+                        p.findings = ctx.expand(fi, items, &mut Vec::new()).unwrap_or_default();
+                        continue;
+                    }
                     let val = field_str(ctx, fi, v);
                     match (k.node.as_str(), val) {
                         ("source", Some(s)) => p.source = s,
@@ -1255,7 +1285,7 @@ fn compile_test(
                                     k.span,
                                     format!("unknown plugin field `{other}`"),
                                 )
-                                .with_help("use source, version, digest or signer"),
+                                .with_help("use source, version, digest, signer or findings"),
                             );
                             good = false;
                         }

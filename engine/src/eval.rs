@@ -340,6 +340,7 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
         (Attr::PluginSigned, RequestKind::Plugin(p)) => {
             V::Bool(p.signer.as_deref().is_some_and(|k| !k.is_empty()))
         }
+        (Attr::PluginFindings, RequestKind::Plugin(p)) => V::List(Cow::Borrowed(&p.findings)),
         (Attr::CommitFiles, RequestKind::Commit(c)) => V::List(Cow::Borrowed(&c.files)),
         (Attr::CommitFindings, RequestKind::Commit(c)) => V::List(Cow::Borrowed(&c.findings)),
         (Attr::CommitMessage, RequestKind::Commit(c)) => s(&c.message),

@@ -80,6 +80,10 @@ pub struct PluginRequest {
     pub digest: String,
     /// Key id of a verified signature, if any. Verification happens before the request is built.
     pub signer: Option<String>,
+    /// What verification established against the pack (stable codes such as
+    /// `digest-mismatch`, `signature-missing`, `key-revoked`); the policy decides on them.
+    #[serde(default)]
+    pub findings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -42,6 +42,7 @@ pub enum Attr {
     PluginDigest,
     PluginSigner,
     PluginSigned,
+    PluginFindings,
     CommitFiles,
     CommitFindings,
     CommitMessage,
@@ -171,6 +172,13 @@ pub const ATTRS: &[AttrInfo] = &[
         doc: "a verified signature is present",
     },
     AttrInfo {
+        names: &["plugin.findings"],
+        attr: Attr::PluginFindings,
+        ty: Ty::List,
+        domain: Some(Domain::Plugin),
+        doc: "verification findings (digest-mismatch, signature-missing, key-revoked, …)",
+    },
+    AttrInfo {
         names: &["commit.files"],
         attr: Attr::CommitFiles,
         ty: Ty::List,
@@ -251,6 +259,7 @@ pub fn script_vars(domain: Domain) -> &'static [(&'static str, Ty)] {
             ("version", Ty::Str),
             ("digest", Ty::Str),
             ("signer", Ty::Str),
+            ("findings", Ty::List),
         ],
         Domain::Commit => &[
             ("role", Ty::Str),

@@ -130,6 +130,7 @@ impl ScriptHost {
                 scope.push_constant("version", p.version.clone());
                 scope.push_constant("digest", p.digest.clone());
                 scope.push_constant("signer", p.signer.clone().unwrap_or_default());
+                scope.push_constant("findings", list(&p.findings));
             }
             (RequestKind::Commit(c), Domain::Commit) => {
                 scope.push_constant("files", list(&c.files));

@@ -416,3 +416,39 @@ fn an_ask_keeps_the_sandbox_obligation_of_a_matching_allow_rule() {
         "a deny carries no obligations"
     );
 }
+
+/// A plugin pack only adds rules and guides: it cannot loosen what admitted it.
+#[test]
+fn plugin_packs_cannot_change_defaults_lets_or_plugin_verdicts() {
+    let base = PolicySource {
+        name: "base.policy".into(),
+        text: "language 1;\nlet shells = [\"sh\"];\n@id(\"p\") deny plugin when not plugin.signed;\n".into(),
+        layer: Layer::Stdlib,
+    };
+    let pack = |text: &str| PolicySource {
+        name: "plugin/acme/main.policy".into(),
+        text: text.into(),
+        layer: Layer::Plugin,
+    };
+    let codes = |text: &str| -> Vec<&'static str> {
+        compile(&[base.clone(), pack(text)], &CompileOptions::default())
+            .diagnostics
+            .iter()
+            .filter(|d| d.diagnostic.is_error())
+            .map(|d| d.diagnostic.code)
+            .collect()
+    };
+    assert_eq!(codes("language 1;\ndefault plugin = allow;\n"), ["E0120"]);
+    assert_eq!(codes("language 1;\ndefault exec = allow;\n"), ["E0120"]);
+    assert_eq!(codes("language 1;\nlet shells = [];\n"), ["E0120"]);
+    assert_eq!(codes("language 1;\n@id(\"x\") allow plugin \"*\";\n"), ["E0120"]);
+    assert_eq!(
+        codes("language 1;\nrole r { @id(\"x\") allow plugin \"*\"; }\n"),
+        ["E0120"]
+    );
+    // Adding rules of other domains, and lets of its own, is what packs are for.
+    assert!(codes(
+        "language 1;\nlet mine = [\"gen/**\"];\n@id(\"acme-gen\") deny path write $mine because \"generated\";\n"
+    )
+    .is_empty());
+}

@@ -15,4 +15,8 @@ pub const FILES: &[(&str, &str)] = &[
         "stdlib/self-protection.policy",
         include_str!("../policies/self-protection.policy"),
     ),
+    (
+        "stdlib/plugins.policy",
+        include_str!("../policies/plugins.policy"),
+    ),
 ];

@@ -55,6 +55,9 @@ enum What {
         /// Key id of an already verified signature.
         #[arg(long)]
         signer: Option<String>,
+        /// A verification finding (repeatable), e.g. `digest-mismatch`.
+        #[arg(long = "finding")]
+        findings: Vec<String>,
         #[arg(long)]
         role: Option<String>,
     },
@@ -143,6 +146,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     version,
                     digest,
                     signer,
+                    findings,
                     role,
                 } => Request::new(RequestKind::Plugin(PluginRequest {
                     name: name.clone(),
@@ -150,6 +154,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     version: version.clone(),
                     digest: digest.clone(),
                     signer: signer.clone(),
+                    findings: findings.clone(),
                 }))
                 .with_role(role.clone()),
                 What::Commit {
