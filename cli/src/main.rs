@@ -15,6 +15,7 @@ macro_rules! outln {
 mod commands;
 mod hook;
 mod output;
+mod plugins;
 mod policy_cache;
 mod project;
 
@@ -70,6 +71,8 @@ enum Command {
     Hook(commands::hook::Args),
     /// Verify or show the hash-chained decision log.
     Log(commands::log::Args),
+    /// Signed, pinned policy packs: add, verify, list, keygen, sign.
+    Plugin(commands::plugin::Args),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
         Command::Journal(a) => commands::journal::run(&ctx, &a),
         Command::Hook(a) => commands::hook::run(ctx.project.as_deref(), &a),
         Command::Log(a) => commands::log::run(&ctx, &a),
+        Command::Plugin(a) => commands::plugin::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

@@ -58,6 +58,9 @@ pub enum ProjectError {
         path: String,
         source: std::io::Error,
     },
+    /// A pinned plugin pack failed verification or its verdict: nothing loads.
+    #[error("{0}\n(no policy can be trusted while a pinned plugin is refused; run `contextos plugin verify`)")]
+    Plugins(String),
     #[error("{path}:{line}:{col}: invalid configuration: {message}")]
     Config {
         path: String,
@@ -141,7 +144,61 @@ impl Project {
         Ok(out)
     }
 
+    /// Every policy source: the stdlib, then the verified plugin packs, then the
+    /// project's own policies.
     pub fn sources(&self) -> Result<Vec<PolicySource>, ProjectError> {
+        let base = self.base_sources()?;
+        let Some(lock) = crate::plugins::read_lock(&self.root).map_err(ProjectError::Plugins)?
+        else {
+            return Ok(base);
+        };
+        if lock.plugins.is_empty() {
+            return Ok(base);
+        }
+        // Plugin verdicts come from the stdlib and the project's own policies alone.
+        let out = compile(
+            &base,
+            &CompileOptions {
+                disabled_rules: self.config.policies.disable.clone(),
+                lazy: true,
+            },
+        );
+        let Some(set) = out.policy else {
+            // The caller's compile reports these errors; no plugin is loaded meanwhile.
+            return Ok(base);
+        };
+        let checked = crate::plugins::check_installed(&self.root, &set)
+            .map_err(ProjectError::Plugins)?
+            .unwrap_or_default();
+        if checked.iter().any(|c| !c.allowed()) {
+            return Err(ProjectError::Plugins(crate::plugins::describe_denials(
+                &checked,
+            )));
+        }
+        let stdlib_count = base.iter().filter(|s| s.layer == Layer::Stdlib).count();
+        let mut sources = base;
+        let mut packs = Vec::new();
+        for c in &checked {
+            for (name, path) in crate::plugins::pack_policies(&self.root, &c.entry.name)
+                .map_err(ProjectError::Plugins)?
+            {
+                let text = std::fs::read_to_string(&path).map_err(|e| ProjectError::Io {
+                    path: name.clone(),
+                    source: e,
+                })?;
+                packs.push(PolicySource {
+                    name,
+                    text,
+                    layer: Layer::Plugin,
+                });
+            }
+        }
+        sources.splice(stdlib_count..stdlib_count, packs);
+        Ok(sources)
+    }
+
+    /// The stdlib and the project's own policies, without plugin packs.
+    pub fn base_sources(&self) -> Result<Vec<PolicySource>, ProjectError> {
         let mut sources = Vec::new();
         if self.config.policies.stdlib {
             for (name, text) in contextos_stdlib::FILES {

@@ -260,7 +260,10 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
                             fi,
                             plugin_may_not(
                                 l.name.span,
-                                &format!("redefine `${}`, which an earlier layer defines", l.name.node),
+                                &format!(
+                                    "redefine `${}`, which an earlier layer defines",
+                                    l.name.node
+                                ),
                             ),
                         );
                         continue;
@@ -450,8 +453,9 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
 /// layer's `let`s or deciding plugins (its own verdict included) would let a third-party
 /// pack loosen the policies that admitted it.
 fn plugin_may_not(span: Span, what: &str) -> Diagnostic {
-    Diagnostic::error("E0120", span, format!("a plugin pack may not {what}"))
-        .with_help("plugin packs may only add rules and guides; put this in the project's own policies")
+    Diagnostic::error("E0120", span, format!("a plugin pack may not {what}")).with_help(
+        "plugin packs may only add rules and guides; put this in the project's own policies",
+    )
 }
 
 /// Compiles the globs inside conditions and exec heads now (see [`CompileOptions::lazy`]).

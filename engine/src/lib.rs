@@ -17,6 +17,7 @@ pub mod exec;
 pub mod glob;
 mod index;
 pub mod ir;
+pub mod plugins;
 pub mod policy;
 pub mod request;
 pub mod schema;

@@ -175,6 +175,7 @@ fn request() -> impl Strategy<Value = Request> {
                 version: version.into(),
                 digest: digest.into(),
                 signer: signer.map(String::from),
+                findings: Vec::new(),
             }))
         });
     let commit = (

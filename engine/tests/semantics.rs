@@ -422,7 +422,9 @@ fn an_ask_keeps_the_sandbox_obligation_of_a_matching_allow_rule() {
 fn plugin_packs_cannot_change_defaults_lets_or_plugin_verdicts() {
     let base = PolicySource {
         name: "base.policy".into(),
-        text: "language 1;\nlet shells = [\"sh\"];\n@id(\"p\") deny plugin when not plugin.signed;\n".into(),
+        text:
+            "language 1;\nlet shells = [\"sh\"];\n@id(\"p\") deny plugin when not plugin.signed;\n"
+                .into(),
         layer: Layer::Stdlib,
     };
     let pack = |text: &str| PolicySource {
@@ -441,7 +443,10 @@ fn plugin_packs_cannot_change_defaults_lets_or_plugin_verdicts() {
     assert_eq!(codes("language 1;\ndefault plugin = allow;\n"), ["E0120"]);
     assert_eq!(codes("language 1;\ndefault exec = allow;\n"), ["E0120"]);
     assert_eq!(codes("language 1;\nlet shells = [];\n"), ["E0120"]);
-    assert_eq!(codes("language 1;\n@id(\"x\") allow plugin \"*\";\n"), ["E0120"]);
+    assert_eq!(
+        codes("language 1;\n@id(\"x\") allow plugin \"*\";\n"),
+        ["E0120"]
+    );
     assert_eq!(
         codes("language 1;\nrole r { @id(\"x\") allow plugin \"*\"; }\n"),
         ["E0120"]

@@ -2,6 +2,7 @@
 //! End-to-end tests: the real `contextos` binary in real project directories.
 
 mod hooks;
+mod plugins;
 
 use serde_json::Value;
 use std::path::Path;
@@ -167,6 +168,8 @@ fn design_example_gives_the_documented_verdicts() {
             "github.com/acme/pack",
             "--version",
             "=1.0.0",
+            "--digest",
+            "sha256:9f2c4b1d6e8a0c3f5b7d9e1a2c4f6b8d0e2a4c6f8b1d3e5a7c9f0b2d4e6a8c0f",
             "--signer",
             "acme-release",
         ],

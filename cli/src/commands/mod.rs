@@ -8,6 +8,7 @@ pub mod hook;
 pub mod journal;
 pub mod lock;
 pub mod log;
+pub mod plugin;
 pub mod test;
 
 use crate::output;
