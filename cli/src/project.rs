@@ -251,6 +251,11 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<
             source: e,
         })?;
         if ty.is_dir() {
+            // Installed plugin packs load only through verification (crate::plugins),
+            // never as the project's own policies, whatever `paths` says.
+            if path == root.join(crate::plugins::PACKS_DIR) {
+                continue;
+            }
             collect(root, &path, out)?;
         } else if path.extension().is_some_and(|e| e == "policy") {
             let rel = path

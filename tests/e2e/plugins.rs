@@ -449,3 +449,23 @@ fn packs_come_from_tarballs_and_git_commits_too() {
     assert_eq!(o.code, 2, "{}", o.text);
     assert!(o.text.contains("40-hex commit"), "{}", o.text);
 }
+
+#[test]
+fn installed_packs_never_load_as_the_projects_own_policies() {
+    let (project, publisher, key) = setup();
+    let p = project.path();
+    let dir = pack(publisher.path(), "acme-guard", "1.2.0", Some(&key), 1);
+    assert_eq!(add(p, &dir, "=1.2.0").code, 0);
+    // A configuration that points the policy paths at all of .contextos …
+    std::fs::write(
+        p.join("contextos.toml"),
+        "[policies]\npaths = [\".contextos\"]\n",
+    )
+    .unwrap();
+    assert_eq!(loads(p).code, 1, "{}", loads(p).text);
+    // … still verifies the pack: a tampered copy is refused, not read as a user policy.
+    std::fs::write(installed(p).join("policies/main.policy"), "language 1;\n").unwrap();
+    let o = loads(p);
+    assert_eq!(o.code, 2, "{}", o.text);
+    assert!(o.text.contains("std-plugin-digest-mismatch"), "{}", o.text);
+}
