@@ -13,7 +13,7 @@ use contextos_engine::snapshot::SNAPSHOT_FORMAT;
 use contextos_engine::{compile, CompileOptions, CompileOutput, PolicySet, PolicySource};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"CTXPC\x00\x01\n";
 const HEADER: usize = 8 + 32 + 32;
@@ -51,9 +51,10 @@ pub enum Loaded {
     Invalid(CompileOutput),
 }
 
-fn cache_path(root: &Path) -> PathBuf {
-    root.join(".contextos/state/policy.cache")
-}
+/// The project's policies alone, and with its verified plugin packs: two entries, so
+/// the set that judges packs is cached too.
+const BASE_CACHE: &str = ".contextos/state/policy.cache";
+const FULL_CACHE: &str = ".contextos/state/policy-plugins.cache";
 
 /// The cache key: everything that can change the compiled set.
 fn key(project: &Project, sources: &[PolicySource]) -> [u8; 32] {
@@ -113,8 +114,8 @@ fn mac(user_key: &[u8], key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
     Some(m.finalize().into_bytes().into())
 }
 
-fn read_cache(root: &Path, key: &[u8; 32], user_key: &[u8]) -> Result<PolicySet, String> {
-    let bytes = match std::fs::read(cache_path(root)) {
+fn read_cache(path: &Path, key: &[u8; 32], user_key: &[u8]) -> Result<PolicySet, String> {
+    let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("no cache yet".into()),
         Err(e) => return Err(format!("cannot read the cache: {e}")),
@@ -143,7 +144,7 @@ fn read_cache(root: &Path, key: &[u8; 32], user_key: &[u8]) -> Result<PolicySet,
 }
 
 fn write_cache(
-    root: &Path,
+    path: &Path,
     key: &[u8; 32],
     user_key: &[u8],
     set: &PolicySet,
@@ -155,25 +156,46 @@ fn write_cache(
     bytes.extend_from_slice(key);
     bytes.extend_from_slice(&tag);
     bytes.extend_from_slice(&payload);
-    let path = cache_path(root);
     let dir = path.parent().ok_or("the cache has no directory")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     // Hooks run concurrently: each writes its own temporary file and renames it over the
     // cache, so a reader sees either the old or the new file, never a mix.
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
     std::io::Write::write_all(&mut tmp, &bytes).map_err(|e| e.to_string())?;
-    tmp.persist(&path).map_err(|e| e.to_string())?;
+    tmp.persist(path).map_err(|e| e.to_string())?;
     Ok(())
 }
 
 /// Loads the project's policy set for a hook: from the cache when it is valid, from
 /// source otherwise (glob sets compile lazily either way).
 pub fn load(project: &Project, user_key: Option<&[u8]>) -> Result<Loaded, ProjectError> {
-    let sources = project.sources()?;
-    let key = key(project, &sources);
+    let base = project.base_sources()?;
+    let names = project.pinned_plugins()?;
+    if names.is_empty() {
+        return load_sources(project, &base, BASE_CACHE, user_key);
+    }
+    // One set serves both jobs: the packs' own files cannot touch plugin verdicts
+    // (E0120), so the full set judges the packs exactly as the project's policies alone
+    // would; and the set is used only once every pack has been verified and allowed.
+    let all = project.add_pack_sources(base, &names)?;
+    let loaded = load_sources(project, &all, FULL_CACHE, user_key)?;
+    if let Loaded::Ready { set, .. } = &loaded {
+        project.verify_plugins(set)?;
+    }
+    Ok(loaded)
+}
+
+fn load_sources(
+    project: &Project,
+    sources: &[PolicySource],
+    file: &str,
+    user_key: Option<&[u8]>,
+) -> Result<Loaded, ProjectError> {
+    let path = project.root.join(file);
+    let key = key(project, sources);
     let mut note: Option<String>;
     if let Some(uk) = user_key {
-        match read_cache(&project.root, &key, uk) {
+        match read_cache(&path, &key, uk) {
             Ok(set) => {
                 return Ok(Loaded::Ready {
                     set,
@@ -187,7 +209,7 @@ pub fn load(project: &Project, user_key: Option<&[u8]>) -> Result<Loaded, Projec
         note = Some("no user key to authenticate a cache".into());
     }
     let out = compile(
-        &sources,
+        sources,
         &CompileOptions {
             disabled_rules: project.config.policies.disable.clone(),
             lazy: true,
@@ -199,7 +221,7 @@ pub fn load(project: &Project, user_key: Option<&[u8]>) -> Result<Loaded, Projec
     let Some(set) = out.policy else {
         return Ok(Loaded::Invalid(out));
     };
-    let status = match user_key.map(|uk| write_cache(&project.root, &key, uk, &set)) {
+    let status = match user_key.map(|uk| write_cache(&path, &key, uk, &set)) {
         Some(Ok(())) => CacheStatus::Rebuilt,
         Some(Err(e)) => {
             note = Some(format!("cannot write the cache: {e}"));

@@ -148,11 +148,7 @@ impl Project {
     /// project's own policies.
     pub fn sources(&self) -> Result<Vec<PolicySource>, ProjectError> {
         let base = self.base_sources()?;
-        let Some(lock) = crate::plugins::read_lock(&self.root).map_err(ProjectError::Plugins)?
-        else {
-            return Ok(base);
-        };
-        if lock.plugins.is_empty() {
+        if !self.has_plugins()? {
             return Ok(base);
         }
         // Plugin verdicts come from the stdlib and the project's own policies alone.
@@ -167,7 +163,39 @@ impl Project {
             // The caller's compile reports these errors; no plugin is loaded meanwhile.
             return Ok(base);
         };
-        let checked = crate::plugins::check_installed(&self.root, &set)
+        self.with_plugins(base, &set)
+    }
+
+    /// Whether `contextos.lock` pins any pack.
+    pub fn has_plugins(&self) -> Result<bool, ProjectError> {
+        Ok(crate::plugins::read_lock(&self.root)
+            .map_err(ProjectError::Plugins)?
+            .is_some_and(|l| !l.plugins.is_empty()))
+    }
+
+    /// Verifies every pinned pack, has `set` (the stdlib and the project's own policies)
+    /// decide each, and inserts the packs' policies after the stdlib. One refused pack
+    /// refuses them all.
+    pub fn with_plugins(
+        &self,
+        base: Vec<PolicySource>,
+        set: &contextos_engine::PolicySet,
+    ) -> Result<Vec<PolicySource>, ProjectError> {
+        let names = self.verify_plugins(set)?;
+        self.add_pack_sources(base, &names)
+    }
+
+    /// Verifies and judges every pinned pack; the names of the packs, all allowed.
+    ///
+    /// `set` must not let packs judge packs: the stdlib and the project's own policies,
+    /// or a set that also holds the packs' files — E0120 keeps those out of the plugin
+    /// domain entirely (no plugin rules, defaults or redefined `let`s), so their
+    /// presence cannot change a plugin verdict.
+    pub fn verify_plugins(
+        &self,
+        set: &contextos_engine::PolicySet,
+    ) -> Result<Vec<String>, ProjectError> {
+        let checked = crate::plugins::check_installed(&self.root, set)
             .map_err(ProjectError::Plugins)?
             .unwrap_or_default();
         if checked.iter().any(|c| !c.allowed()) {
@@ -175,19 +203,36 @@ impl Project {
                 &checked,
             )));
         }
+        Ok(checked.into_iter().map(|c| c.entry.name).collect())
+    }
+
+    /// The names pinned in `contextos.lock`, in lock order.
+    pub fn pinned_plugins(&self) -> Result<Vec<String>, ProjectError> {
+        Ok(crate::plugins::read_lock(&self.root)
+            .map_err(ProjectError::Plugins)?
+            .map(|l| l.plugins.into_iter().map(|e| e.name).collect())
+            .unwrap_or_default())
+    }
+
+    /// `base` with the policy files of the named packs inserted after the stdlib.
+    pub fn add_pack_sources(
+        &self,
+        base: Vec<PolicySource>,
+        names: &[String],
+    ) -> Result<Vec<PolicySource>, ProjectError> {
         let stdlib_count = base.iter().filter(|s| s.layer == Layer::Stdlib).count();
         let mut sources = base;
         let mut packs = Vec::new();
-        for c in &checked {
-            for (name, path) in crate::plugins::pack_policies(&self.root, &c.entry.name)
-                .map_err(ProjectError::Plugins)?
+        for name in names {
+            for (file, path) in
+                crate::plugins::pack_policies(&self.root, name).map_err(ProjectError::Plugins)?
             {
                 let text = std::fs::read_to_string(&path).map_err(|e| ProjectError::Io {
-                    path: name.clone(),
+                    path: file.clone(),
                     source: e,
                 })?;
                 packs.push(PolicySource {
-                    name,
+                    name: file,
                     text,
                     layer: Layer::Plugin,
                 });

@@ -469,3 +469,57 @@ fn installed_packs_never_load_as_the_projects_own_policies() {
     assert_eq!(o.code, 2, "{}", o.text);
     assert!(o.text.contains("std-plugin-digest-mismatch"), "{}", o.text);
 }
+
+#[test]
+fn the_agent_hook_verifies_packs_on_every_call() {
+    use std::io::Write;
+    let (project, publisher, key) = setup();
+    let p = project.path();
+    let state = tempfile::tempdir().unwrap();
+    let dir = pack(publisher.path(), "acme-guard", "1.2.0", Some(&key), 1);
+    assert_eq!(add(p, &dir, "=1.2.0").code, 0);
+    let hook = |cmd: &str| {
+        let payload = serde_json::json!({
+            "session_id": "s", "cwd": p, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": cmd}, "tool_use_id": "t"
+        })
+        .to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
+            .arg("--project")
+            .arg(p)
+            .args(["hook", "claude", "--trace"])
+            .env("XDG_STATE_HOME", state.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The pack's rule holds in flight, first from source, then from the cache.
+    for _ in 0..2 {
+        let (code, out, err) = hook("echo x > generated/a.rs");
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("\"deny\"") && out.contains("acme-generated"),
+            "{out} {err}"
+        );
+    }
+    assert!(hook("ls").2.contains("policy cache hit"));
+    // A tampered pack blocks every call, cache or not.
+    std::fs::write(installed(p).join("README.md"), "changed\n").unwrap();
+    let (code, _, err) = hook("ls");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("std-plugin-digest-mismatch"), "{err}");
+}
