@@ -9,14 +9,12 @@
 use contextos_engine::plugins::keys::{self, TrustedKeys};
 use contextos_engine::plugins::lockfile::{self, LockEntry, Lockfile};
 use contextos_engine::plugins::verify::{self, Facts, VerifyInput};
-use contextos_engine::{
-    Decision, Effect, EvalOptions, PluginRequest, PolicySet, Request, RequestKind,
-};
+use contextos_engine::{Decision, Effect, EvalOptions, PolicySet, Request, RequestKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub const LOCK_FILE: &str = "contextos.lock";
-pub const KEYS_FILE: &str = ".contextos/trusted-keys.toml";
+pub use contextos_engine::plugins::keys::TRUSTED_KEYS_FILE as KEYS_FILE;
+pub use contextos_engine::plugins::lockfile::LOCK_FILE;
 pub const PACKS_DIR: &str = ".contextos/plugins";
 pub const SEEN_FILE: &str = ".contextos/state/plugins-seen.json";
 
@@ -86,18 +84,6 @@ pub fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The plugin request built from verified facts.
-pub fn request(facts: &Facts) -> Request {
-    Request::new(RequestKind::Plugin(PluginRequest {
-        name: facts.name.clone(),
-        source: facts.source.clone(),
-        version: facts.version.clone(),
-        digest: facts.digest.clone(),
-        signer: facts.signer.clone(),
-        findings: facts.findings.clone(),
-    }))
-}
-
 /// Verifies `entry` against the pack in `dir` and decides it.
 pub fn check(
     set: &PolicySet,
@@ -113,7 +99,8 @@ pub fn check(
         now: now(),
         high_water,
     });
-    let decision = set.decide(&request(&facts), EvalOptions::default());
+    let request = Request::new(RequestKind::Plugin(facts.request()));
+    let decision = set.decide(&request, EvalOptions::default());
     Checked {
         entry: entry.clone(),
         facts,

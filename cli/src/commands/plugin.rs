@@ -158,7 +158,7 @@ fn read_manifest(dir: &Path) -> Result<Manifest, String> {
         )
     })?;
     let m: Manifest = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if !valid_name(&m.name) {
+    if !lockfile::is_valid_name(&m.name) {
         return Err(format!(
             "{}: `{}` is not a plugin name (lowercase letters, digits and `-`, at most 64, starting with a letter or digit)",
             path.display(),
@@ -166,15 +166,6 @@ fn read_manifest(dir: &Path) -> Result<Manifest, String> {
         ));
     }
     Ok(m)
-}
-
-fn valid_name(n: &str) -> bool {
-    let mut chars = n.chars();
-    n.len() <= 64
-        && chars
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
@@ -408,9 +399,8 @@ impl Source {
     }
 }
 
-/// Limits on a fetched pack: policy packs are small text trees.
-const MAX_FILES: usize = 10_000;
-const MAX_BYTES: u64 = 64 << 20;
+/// Limits on a fetched pack: the digest's own, so nothing is fetched that cannot be pinned.
+use contextos_engine::plugins::digest::{MAX_BYTES, MAX_ENTRIES as MAX_FILES};
 
 /// Copies regular files and directories; anything else refuses the pack, because the
 /// journal installs regular text files only.
