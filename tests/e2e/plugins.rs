@@ -523,3 +523,114 @@ fn the_agent_hook_verifies_packs_on_every_call() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("std-plugin-digest-mismatch"), "{err}");
 }
+
+#[test]
+fn upgrades_that_drop_a_directory_still_verify_and_broken_packs_are_refused() {
+    let (project, publisher, key) = setup();
+    let p = project.path();
+    // 1.0.0 ships an extra directory that 1.1.0 drops.
+    let v1 = pack(publisher.path(), "acme-guard", "1.0.0", None, 0);
+    std::fs::create_dir_all(v1.join("guides")).unwrap();
+    std::fs::write(v1.join("guides/style.md"), "Keep it small.\n").unwrap();
+    let o = run(
+        publisher.path(),
+        &[
+            "plugin",
+            "sign",
+            v1.to_str().unwrap(),
+            "--key",
+            key.secret.to_str().unwrap(),
+            "--sequence",
+            "1",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.text);
+    assert_eq!(add(p, &v1, "=1.0.0").code, 0);
+    let v2 = pack(publisher.path(), "acme-guard", "1.1.0", Some(&key), 2);
+    let o = add(p, &v2, "=1.1.0");
+    assert_eq!(o.code, 0, "{}", o.text);
+    assert!(
+        !installed(p).join("guides").exists(),
+        "the dropped directory is gone"
+    );
+    assert_eq!(loads(p).code, 1, "{}", loads(p).text);
+    // A signed pack whose policies would break the project is refused at install.
+    let bad = pack(publisher.path(), "acme-loose", "1.0.0", None, 0);
+    std::fs::write(
+        bad.join("policies/main.policy"),
+        "language 1;\ndefault exec = allow;\n",
+    )
+    .unwrap();
+    let o = run(
+        publisher.path(),
+        &[
+            "plugin",
+            "sign",
+            bad.to_str().unwrap(),
+            "--key",
+            key.secret.to_str().unwrap(),
+            "--sequence",
+            "1",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.text);
+    let o = add(p, &bad, "=1.0.0");
+    assert_eq!(o.code, 2, "{}", o.text);
+    assert!(o.text.contains("E0120"), "{}", o.text);
+    assert!(!installed(p).parent().unwrap().join("acme-loose").exists());
+}
+
+#[test]
+fn a_pack_signed_in_its_git_working_copy_installs_from_a_clone() {
+    let (project, publisher, key) = setup();
+    let p = project.path();
+    let dir = pack(publisher.path(), "acme-guard", "1.2.0", None, 0);
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    // Signed in the working copy (its .git present), then committed with the signature.
+    let o = run(
+        publisher.path(),
+        &[
+            "plugin",
+            "sign",
+            dir.to_str().unwrap(),
+            "--key",
+            key.secret.to_str().unwrap(),
+            "--sequence",
+            "1",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.text);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "release"]);
+    let head = String::from_utf8(
+        Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let o = run(
+        p,
+        &[
+            "plugin",
+            "add",
+            &format!("git+{}#{}", dir.display(), head.trim()),
+            "--version",
+            "=1.2.0",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.text);
+}

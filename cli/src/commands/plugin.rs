@@ -187,7 +187,18 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
         Ok(k) => k,
         Err(e) => return ctx.fail(&e),
     };
-    let digest = match tree_digest(dir) {
+    // Sign exactly what an install will see: a copy without `.git` (a git source is
+    // installed from a clone, whose `.git` is never part of the pack), holding only what
+    // the journal can install (regular UTF-8 files, no symlinks, no empty directories).
+    let work = match tempfile::tempdir() {
+        Ok(w) => w,
+        Err(e) => return ctx.fail(&format!("cannot create a staging directory: {e}")),
+    };
+    let staged = work.path().join("pack");
+    if let Err(e) = copy_tree(dir, &staged, true).and_then(|()| pack_files(&staged).map(|_| ())) {
+        return ctx.fail(&format!("{}: {e}", dir.display()));
+    }
+    let digest = match tree_digest(&staged) {
         Ok(d) => d,
         Err(e) => return ctx.fail(&format!("{}: {e}", dir.display())),
     };
@@ -737,6 +748,11 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         Ok(f) => f,
         Err(e) => return ctx.fail(&format!("{source}: {e}")),
     };
+    // A pack that does not compile with the project's policies would stop every later
+    // command: refuse it now, with the diagnostics.
+    if let Err(code) = compiles_with_pack(ctx, &project, &entry.name, &files) {
+        return code;
+    }
     let mut new_lock = lock;
     new_lock.upsert(entry.clone());
     let mut new_seen: BTreeMap<String, u64> = seen;
@@ -765,6 +781,9 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         return ctx.fail(&format!("nothing was installed: {e}"));
     }
     drop(guard);
+    // The journal installs files; directories an older release had and this one does
+    // not are left empty, and empty directories count in the digest.
+    remove_empty_dirs(&plugins::pack_dir(&project.root, &entry.name));
     // The installed copy must verify exactly as the staged one did.
     let installed = plugins::check(
         &set,
@@ -790,6 +809,59 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
     } else {
         ctx.fail("the installed pack does not verify (see above); run `contextos plugin verify`")
     }
+}
+
+fn remove_empty_dirs(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            remove_empty_dirs(&e.path());
+            // Fails, harmlessly, unless the directory is empty now.
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
+/// The project's policies plus the pack's policy files must compile (E0120 and all).
+fn compiles_with_pack(
+    ctx: &Context,
+    project: &Project,
+    name: &str,
+    files: &[(String, Vec<u8>, bool)],
+) -> Result<(), u8> {
+    let mut sources = project
+        .base_sources()
+        .map_err(|e| ctx.fail(&e.to_string()))?;
+    let stdlib = sources
+        .iter()
+        .filter(|s| s.layer == contextos_engine::Layer::Stdlib)
+        .count();
+    let pack: Vec<contextos_engine::PolicySource> = files
+        .iter()
+        .filter(|(rel, _, _)| rel.ends_with(".policy"))
+        .map(|(rel, bytes, _)| contextos_engine::PolicySource {
+            name: format!("plugin/{name}/{rel}"),
+            text: String::from_utf8_lossy(bytes).into_owned(),
+            layer: contextos_engine::Layer::Plugin,
+        })
+        .collect();
+    sources.splice(stdlib..stdlib, pack);
+    let out = compile(
+        &sources,
+        &CompileOptions {
+            disabled_rules: project.config.policies.disable.clone(),
+            lazy: false,
+        },
+    );
+    if out.has_errors() || out.policy.is_none() {
+        output::eprint_diagnostics(&out, false);
+        return Err(ctx.fail(&format!(
+            "the pack `{name}` does not compile with this project's policies; nothing installed"
+        )));
+    }
+    Ok(())
 }
 
 /// The transaction: the pack's files, removal of files an older release had, the lock

@@ -4,9 +4,11 @@
 //! Threat model. The agent (or anyone who can write the repository) may edit a pack's
 //! files, `contextos.lock` and any signature shipped inside the pack; it may plant
 //! symlinks, special files or huge trees; it may replay an older signed release or
-//! swap metadata (name, version) between signed releases. It cannot write the trusted
-//! keys file (user/admin configuration outside the agent's reach) nor the engine's
-//! high-water state, and it does not hold a trusted secret key. So: the tree digest
+//! swap metadata (name, version) between signed releases. It does not hold a trusted
+//! secret key, and it cannot write the trusted keys file or the high-water state through
+//! its tools (`.contextos/**` is protected by the stdlib's self-protection rule) — but
+//! both live in the repository checkout, so anyone who can commit can change the trust
+//! root, and a fresh clone starts without high-water marks. So: the tree digest
 //! covers every byte, name, kind and exec bit of the pack; the signature covers a
 //! domain-separated payload binding name, version, digest and sequence; keys are looked
 //! up by a recomputed id only; and every failure becomes a finding the policy sees.
