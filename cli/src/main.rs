@@ -71,6 +71,10 @@ enum Command {
     Hook(commands::hook::Args),
     /// Verify or show the hash-chained decision log.
     Log(commands::log::Args),
+    /// Emit every agent's native configuration from the policies.
+    Compile(commands::compile::CompileArgs),
+    /// CI: policies compile, tests pass, plugins verify, generated outputs in sync.
+    Gate(commands::compile::GateArgs),
     /// Signed, pinned policy packs: add, verify, list, keygen, sign.
     Plugin(commands::plugin::Args),
 }
@@ -93,6 +97,8 @@ fn main() -> ExitCode {
         Command::Hook(a) => commands::hook::run(ctx.project.as_deref(), &a),
         Command::Log(a) => commands::log::run(&ctx, &a),
         Command::Plugin(a) => commands::plugin::run(&ctx, &a),
+        Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),
+        Command::Gate(a) => commands::compile::gate_cmd(&ctx, &a),
     };
     ExitCode::from(code)
 }

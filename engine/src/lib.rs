@@ -12,6 +12,7 @@ pub mod canon;
 pub mod compile;
 pub mod decision;
 pub mod effects;
+pub mod emit;
 pub mod eval;
 pub mod exec;
 pub mod glob;

@@ -1,8 +1,10 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 //! End-to-end tests: the real `contextos` binary in real project directories.
 
+mod compile;
 mod hooks;
 mod plugins;
+mod schema;
 
 use serde_json::Value;
 use std::path::Path;

@@ -2,6 +2,7 @@
 
 pub mod apply;
 pub mod check;
+pub mod compile;
 pub mod decide;
 pub mod fmt;
 pub mod hook;

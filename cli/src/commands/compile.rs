@@ -1,0 +1,571 @@
+//! `contextos compile` and `contextos gate`: the policies as every agent's native
+//! configuration, and the CI gate that fails when anything drifts.
+//!
+//! compile: emit (pure) → plan against what is on disk and the ownership lock
+//! `.contextos/lock.json` (managed blocks, owned JSON entries, whole files) → write all
+//! of it, or nothing, through one journaled transaction under the project lock.
+//! gate: the policies compile, their tests pass, every pinned plugin verifies and every
+//! generated output is in sync — each failure reported with its class.
+
+use super::{Context, EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
+use crate::project::Project;
+use crate::{output, Format};
+use contextos_engine::effects::journal::{self, Change, Precondition, Step};
+use contextos_engine::effects::safe_fs::SafeRoot;
+use contextos_engine::emit::merge::{self, Current, Drift, DriftClass, Plan};
+use contextos_engine::emit::{emit, Emitted, Target};
+use contextos_engine::testing::run_tests;
+use contextos_engine::PolicySet;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use contextos_engine::emit::merge::LOCK_PATH as OWNERSHIP_LOCK;
+
+#[derive(Debug, clap::Args)]
+pub struct CompileArgs {
+    /// Targets to compile for (comma-separated): agents, claude, cursor, copilot.
+    #[arg(long, value_delimiter = ',', value_name = "T,…")]
+    target: Vec<String>,
+    /// Report drift and exit 1 when any output is out of sync; write nothing.
+    #[arg(long)]
+    check: bool,
+    /// Show what would change as a unified diff; write nothing.
+    #[arg(long)]
+    diff: bool,
+    /// List what would be written; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Seconds to wait for the project lock.
+    #[arg(long, default_value_t = 30)]
+    lock_timeout: u64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// Targets whose outputs must be in sync (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "T,…")]
+    target: Vec<String>,
+}
+
+fn targets(names: &[String]) -> Result<Vec<Target>, String> {
+    if names.is_empty() {
+        return Ok(Target::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let t = Target::parse(n.trim()).ok_or_else(|| {
+            format!(
+                "unknown target `{n}` (known: {})",
+                Target::ALL.map(Target::as_str).join(", ")
+            )
+        })?;
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// sha256 over what shaped the outputs: every policy source (the stdlib and verified
+/// plugin packs included). The targets are not part of it, so compiling one target and
+/// gating all of them does not read as stale input.
+fn inputs_sha(project: &Project) -> Result<String, String> {
+    let sources = project.sources().map_err(|e| e.to_string())?;
+    let mut h = Sha256::new();
+    let mut field = |b: &[u8]| {
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b);
+    };
+    for s in &sources {
+        field(s.name.as_bytes());
+        field(s.text.as_bytes());
+    }
+    Ok(format!("sha256:{}", hex(&h.finalize())))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn read_text(root: &Path, rel: &str) -> Result<Option<String>, String> {
+    match std::fs::read(root.join(rel)) {
+        Ok(b) => String::from_utf8(b)
+            .map(Some)
+            .map_err(|_| format!("{rel}: not UTF-8 text; ContextOS will not rewrite it")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{rel}: {e}")),
+    }
+}
+
+/// Emits and plans; nothing is written.
+/// What was on disk when planning, so the writes can insist it is still there.
+type Seen = BTreeMap<String, Option<String>>;
+
+fn prepare(
+    project: &Project,
+    set: &PolicySet,
+    targets: &[Target],
+) -> Result<(Emitted, Plan, Seen), String> {
+    let emitted = emit(set, targets);
+    let old = match read_text(&project.root, OWNERSHIP_LOCK)? {
+        Some(t) => Some(merge::parse_lock(&t).map_err(|e| format!("{OWNERSHIP_LOCK}: {e}"))?),
+        None => None,
+    };
+    let mut files = BTreeMap::new();
+    let paths = emitted
+        .outputs
+        .iter()
+        .map(|o| o.path.clone())
+        .chain(old.iter().flat_map(|l| l.files.keys().cloned()));
+    for p in paths {
+        if let std::collections::btree_map::Entry::Vacant(slot) = files.entry(p) {
+            let text = read_text(&project.root, slot.key())?;
+            slot.insert(text);
+        }
+    }
+    let inputs = inputs_sha(project)?;
+    // Outputs of targets not being compiled stay as they are (never orphaned).
+    let plan = merge::plan_targets(
+        &emitted.outputs,
+        &Current {
+            files: files.clone(),
+        },
+        old.as_ref(),
+        &inputs,
+        targets,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((emitted, plan, files))
+}
+
+fn class_name(c: &DriftClass) -> &'static str {
+    match c {
+        DriftClass::Missing => "missing",
+        DriftClass::Modified => "modified",
+        DriftClass::Orphaned => "orphaned",
+        DriftClass::Collision => "collision",
+        DriftClass::StaleInput => "stale-input",
+        DriftClass::Unmanaged => "unmanaged",
+    }
+}
+
+fn drift_json(d: &Drift) -> serde_json::Value {
+    serde_json::json!({"path": d.path, "class": class_name(&d.class), "detail": d.detail})
+}
+
+/// Drift that forbids writing at all: a file someone else owns, or two outputs for one path.
+fn blocking(plan: &Plan) -> Vec<&Drift> {
+    plan.drift
+        .iter()
+        .filter(|d| matches!(d.class, DriftClass::Unmanaged | DriftClass::Collision))
+        .collect()
+}
+
+pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
+    let targets = match targets(&args.target) {
+        Ok(t) => t,
+        Err(e) => return ctx.fail(&e),
+    };
+    let project = match ctx.project() {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let (_out, set) = match ctx.load() {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let (emitted, plan, seen) = match prepare(&project, &set, &targets) {
+        Ok(x) => x,
+        Err(e) => return ctx.fail(&e),
+    };
+    // Lossy translations are reported when outputs are (re)written or previewed; a
+    // `--check` reports drift only.
+    if !args.check {
+        for l in &emitted.lossy {
+            eprintln!(
+                "warning[lossy]: {} ({}): rule `{}`: {}",
+                l.target.as_str(),
+                l.origin,
+                l.rule,
+                l.message
+            );
+        }
+    }
+    if args.check {
+        return report_drift(ctx, &plan.drift, "compile --check");
+    }
+    let refused = blocking(&plan);
+    if plan.refused() || !refused.is_empty() {
+        for d in &refused {
+            eprintln!("error[{}]: {}: {}", class_name(&d.class), d.path, d.detail);
+        }
+        return ctx.fail("nothing was written: resolve the files above (move the hand-written file away, or delete it to let ContextOS own it)");
+    }
+    if args.diff || args.dry_run {
+        for (path, new) in &plan.writes {
+            if args.diff {
+                let old = read_text(&project.root, path)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                let d = similar::TextDiff::from_lines(old.as_str(), new.as_str());
+                outln!(
+                    "{}",
+                    d.unified_diff()
+                        .header(&format!("a/{path}"), &format!("b/{path}"))
+                );
+            } else {
+                outln!("would write {path}");
+            }
+        }
+        for path in &plan.deletes {
+            outln!("would delete {path}");
+        }
+        if plan.writes.is_empty() && plan.deletes.is_empty() {
+            outln!("in sync: nothing to write");
+        }
+        return EXIT_OK;
+    }
+    // Each step insists the file is still what the plan read: an edit made in between
+    // fails the whole transaction instead of being overwritten.
+    let expect = |path: &str| match seen.get(path) {
+        Some(Some(text)) => Precondition::Sha256(merge::sha256_hex(text)),
+        Some(None) => Precondition::MustNotExist,
+        None => Precondition::Any,
+    };
+    let mut steps: Vec<Step> = plan
+        .writes
+        .iter()
+        .map(|(path, text)| Step {
+            change: Change::Write {
+                path: path.clone(),
+                content: text.clone().into_bytes(),
+                mode: 0o644,
+            },
+            precondition: expect(path),
+        })
+        .chain(plan.deletes.iter().map(|path| Step {
+            change: Change::Delete { path: path.clone() },
+            precondition: expect(path),
+        }))
+        .collect();
+    let lock_text = merge::render_lock(&plan.lock);
+    let lock_changed = read_text(&project.root, OWNERSHIP_LOCK)
+        .ok()
+        .flatten()
+        .is_none_or(|t| t != lock_text);
+    if steps.is_empty() && !lock_changed {
+        match ctx.format {
+            Format::Json => output::print_json(
+                serde_json::json!({"written": [], "deleted": [], "inSync": true}),
+            ),
+            Format::Text | Format::Github => outln!("in sync: nothing to write"),
+        }
+        return EXIT_OK;
+    }
+    if lock_changed {
+        steps.push(Step {
+            change: Change::Write {
+                path: OWNERSHIP_LOCK.into(),
+                content: lock_text.into_bytes(),
+                mode: 0o644,
+            },
+            precondition: Precondition::Any,
+        });
+    }
+    let guard = match ctx.take_lock(
+        &project.root,
+        "contextos compile",
+        Duration::from_secs(args.lock_timeout),
+    ) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let root = match SafeRoot::open(&project.root) {
+        Ok(r) => r,
+        Err(e) => return ctx.fail(&e.to_string()),
+    };
+    if let Err(e) = journal::recover(&root, &guard) {
+        return ctx.fail(&format!("recovering the journal: {e}"));
+    }
+    if let Err(e) = journal::commit(&root, &guard, &steps, &mut |_| {}) {
+        return ctx.fail(&format!("nothing was written: {e}"));
+    }
+    match ctx.format {
+        Format::Json => output::print_json(serde_json::json!({
+            "written": plan.writes.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            "deleted": plan.deletes,
+            "lossy": emitted.lossy,
+        })),
+        Format::Text | Format::Github => {
+            for (p, _) in &plan.writes {
+                outln!("wrote {p}");
+            }
+            for p in &plan.deletes {
+                outln!("deleted {p}");
+            }
+        }
+    }
+    EXIT_OK
+}
+
+fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
+    match ctx.format {
+        Format::Json => output::print_json(serde_json::json!({
+            "inSync": drift.is_empty(),
+            "drift": drift.iter().map(drift_json).collect::<Vec<_>>(),
+        })),
+        Format::Text => {
+            for d in drift {
+                outln!("{}: {} ({})", class_name(&d.class), d.path, d.detail);
+            }
+            if drift.is_empty() {
+                outln!("in sync");
+            } else {
+                outln!(
+                    "{} output(s) out of sync; run `contextos compile`",
+                    drift.len()
+                );
+            }
+        }
+        Format::Github => {
+            for d in drift {
+                outln!(
+                    "::error file={},title=contextos {what}: {}::{}",
+                    escape_property(&d.path),
+                    class_name(&d.class),
+                    escape_data(&d.detail)
+                );
+            }
+        }
+    }
+    if drift.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FINDINGS
+    }
+}
+
+/// GitHub workflow-command escaping (data: %, CR, LF; properties also `:` and `,`).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// One gate check and its outcome.
+struct Check {
+    name: &'static str,
+    /// 0 passed, 1 failed, 2 could not verify.
+    code: u8,
+    lines: Vec<String>,
+    annotations: Vec<String>,
+}
+
+pub fn gate_cmd(ctx: &Context, args: &GateArgs) -> u8 {
+    let targets = match targets(&args.target) {
+        Ok(t) => t,
+        Err(e) => return ctx.fail(&e),
+    };
+    let project = match ctx.project() {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut checks = Vec::new();
+    // 1. Plugins verify and policies compile (a refused plugin fails the load itself).
+    let compiled = project.compile();
+    let set = match compiled {
+        Err(e) => {
+            checks.push(Check {
+                name: "policies and plugins load",
+                code: EXIT_UNVERIFIED,
+                lines: e.to_string().lines().map(str::to_string).collect(),
+                annotations: vec![format!(
+                    "::error title=contextos gate::{}",
+                    escape_data(&e.to_string())
+                )],
+            });
+            None
+        }
+        Ok(mut out) => match out.policy.take() {
+            Some(set) => {
+                checks.push(Check {
+                    name: "policies and plugins load",
+                    code: EXIT_OK,
+                    lines: vec![format!("{} rule(s)", set.rules.len())],
+                    annotations: Vec::new(),
+                });
+                Some(set)
+            }
+            None => {
+                let errs: Vec<_> = out
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.diagnostic.is_error())
+                    .collect();
+                checks.push(Check {
+                    name: "policies and plugins load",
+                    code: EXIT_UNVERIFIED,
+                    lines: errs.iter().map(|d| out.render(d)).collect(),
+                    annotations: errs
+                        .iter()
+                        .map(|d| {
+                            let j = output::diagnostic_json(&out, d);
+                            format!(
+                                "::error file={},line={},col={},title={}::{}",
+                                escape_property(j["file"].as_str().unwrap_or("")),
+                                j["line"],
+                                j["col"],
+                                d.diagnostic.code,
+                                escape_data(&d.diagnostic.message)
+                            )
+                        })
+                        .collect(),
+                });
+                None
+            }
+        },
+    };
+    if let Some(set) = &set {
+        // 2. Policy tests.
+        let report = run_tests(set, None);
+        let failed: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();
+        checks.push(Check {
+            name: "policy tests",
+            code: if failed.is_empty() { EXIT_OK } else { EXIT_FINDINGS },
+            lines: std::iter::once(format!("{} passed, {} failed", report.passed, report.failed))
+                .chain(failed.iter().map(|c| format!("FAIL {} {}", c.origin, c.case)))
+                .collect(),
+            annotations: failed
+                .iter()
+                .map(|c| {
+                    format!(
+                        "::error file={},line={},col={},title=contextos test::{} (expected {}, actual {})",
+                        escape_property(&c.origin.file),
+                        c.origin.line,
+                        c.origin.col,
+                        escape_data(&c.case),
+                        c.expected,
+                        c.actual
+                    )
+                })
+                .collect(),
+        });
+        // 3. Generated outputs in sync.
+        match prepare(&project, set, &targets) {
+            Ok((_, plan, _)) => checks.push(Check {
+                name: "generated outputs in sync",
+                code: if plan.drift.is_empty() {
+                    EXIT_OK
+                } else {
+                    EXIT_FINDINGS
+                },
+                lines: if plan.drift.is_empty() {
+                    vec!["in sync".into()]
+                } else {
+                    plan.drift
+                        .iter()
+                        .map(|d| format!("{}: {} ({})", class_name(&d.class), d.path, d.detail))
+                        .collect()
+                },
+                annotations: plan
+                    .drift
+                    .iter()
+                    .map(|d| {
+                        format!(
+                            "::error file={},title=contextos drift: {}::{}",
+                            escape_property(&d.path),
+                            class_name(&d.class),
+                            escape_data(&format!("{} — run `contextos compile`", d.detail))
+                        )
+                    })
+                    .collect(),
+            }),
+            Err(e) => checks.push(Check {
+                name: "generated outputs in sync",
+                code: EXIT_UNVERIFIED,
+                lines: vec![e.clone()],
+                annotations: vec![format!("::error title=contextos gate::{}", escape_data(&e))],
+            }),
+        }
+    }
+    let code = checks
+        .iter()
+        .map(|c| c.code)
+        .fold(EXIT_OK, |acc, c| match (acc, c) {
+            (EXIT_UNVERIFIED, _) | (_, EXIT_UNVERIFIED) => EXIT_UNVERIFIED,
+            (EXIT_FINDINGS, _) | (_, EXIT_FINDINGS) => EXIT_FINDINGS,
+            _ => EXIT_OK,
+        });
+    match ctx.format {
+        Format::Json => output::print_json(serde_json::json!({
+            "passed": code == EXIT_OK,
+            "exitCode": code,
+            "checks": checks.iter().map(|c| serde_json::json!({
+                "name": c.name, "exitCode": c.code, "details": c.lines,
+            })).collect::<Vec<_>>(),
+        })),
+        Format::Text | Format::Github => {
+            for c in &checks {
+                outln!(
+                    "{} {}",
+                    match c.code {
+                        EXIT_OK => "ok  ",
+                        EXIT_FINDINGS => "FAIL",
+                        _ => "ERR ",
+                    },
+                    c.name
+                );
+                for l in &c.lines {
+                    outln!("     {l}");
+                }
+                if ctx.format == Format::Github {
+                    for a in &c.annotations {
+                        outln!("{a}");
+                    }
+                }
+            }
+        }
+    }
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        if let Err(e) = write_summary(Path::new(&path), &checks, code) {
+            eprintln!("contextos: warning: cannot write the step summary: {e}");
+        }
+    }
+    code
+}
+
+fn write_summary(path: &Path, checks: &[Check], code: u8) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)?;
+    let mut s = format!(
+        "## ContextOS gate: {}\n\n| check | result |\n|---|---|\n",
+        if code == EXIT_OK { "passed" } else { "failed" }
+    );
+    for c in checks {
+        let result = match c.code {
+            EXIT_OK => "passed".to_string(),
+            EXIT_FINDINGS => "**failed**".to_string(),
+            _ => "**could not verify**".to_string(),
+        };
+        s.push_str(&format!("| {} | {result} |\n", c.name));
+    }
+    for c in checks.iter().filter(|c| c.code != EXIT_OK) {
+        s.push_str(&format!(
+            "\n### {}\n\n```text\n{}\n```\n",
+            c.name,
+            c.lines.join("\n")
+        ));
+    }
+    f.write_all(s.as_bytes())
+}

@@ -1,0 +1,72 @@
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+//! Snapshots of every emitter on the example project: any change to what ContextOS writes
+//! into an agent's configuration shows up as a reviewed diff.
+use contextos_engine::emit::{emit, Content, Target};
+use contextos_engine::*;
+
+fn example_set() -> PolicySet {
+    let mut sources: Vec<PolicySource> = contextos_stdlib::FILES
+        .iter()
+        .map(|(name, text)| PolicySource {
+            name: (*name).to_string(),
+            text: (*text).to_string(),
+            layer: Layer::Stdlib,
+        })
+        .collect();
+    sources.push(PolicySource {
+        name: ".contextos/policies/main.policy".into(),
+        text: include_str!("../../examples/rust-service/.contextos/policies/main.policy").into(),
+        layer: Layer::User,
+    });
+    let out = compile(&sources, &CompileOptions::default());
+    out.policy.unwrap_or_else(|| panic!("the example compiles"))
+}
+
+fn render(target: Target) -> String {
+    let e = emit(&example_set(), &[target]);
+    let mut s = String::new();
+    for o in &e.outputs {
+        s.push_str(&format!("===== {} =====\n", o.path));
+        match &o.content {
+            Content::Whole { text } => s.push_str(&format!("[whole file]\n{text}")),
+            Content::Block { text } => s.push_str(&format!("[managed block]\n{text}\n")),
+            Content::Json { parts } => {
+                s.push_str("[owned JSON parts]\n");
+                s.push_str(&serde_json::to_string_pretty(parts).unwrap());
+                s.push('\n');
+            }
+        }
+    }
+    s.push_str("===== lossy =====\n");
+    for l in &e.lossy {
+        s.push_str(&format!("{} {}: {}\n", l.origin, l.rule, l.message));
+    }
+    s
+}
+
+#[test]
+fn agents_md() {
+    insta::assert_snapshot!(render(Target::Agents));
+}
+
+#[test]
+fn claude_code() {
+    insta::assert_snapshot!(render(Target::Claude));
+}
+
+#[test]
+fn cursor() {
+    insta::assert_snapshot!(render(Target::Cursor));
+}
+
+#[test]
+fn github_copilot() {
+    insta::assert_snapshot!(render(Target::Copilot));
+}
+
+#[test]
+fn two_runs_are_byte_identical() {
+    for t in Target::ALL {
+        assert_eq!(render(t), render(t));
+    }
+}

@@ -1,0 +1,349 @@
+//! `contextos compile` and `contextos gate` end to end: native outputs for every target,
+//! user content kept, refusal instead of clobbering, byte-identical runs, and the gate
+//! catching each class of drift.
+
+use std::path::Path;
+use std::process::Command;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Out {
+    run_env(dir, args, &[])
+}
+
+fn run_env(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Out {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_contextos"));
+    cmd.arg("--project").arg(dir).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+const EXAMPLE: &str = include_str!("../../examples/rust-service/.contextos/policies/main.policy");
+
+fn project() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join(".git")).unwrap();
+    std::fs::create_dir_all(d.path().join(".contextos/policies")).unwrap();
+    std::fs::write(d.path().join(".contextos/policies/main.policy"), EXAMPLE).unwrap();
+    d
+}
+
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+const GENERATED: &[&str] = &[
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".claude/settings.json",
+    ".claude/rules/ctx-layering.md",
+    ".cursor/hooks.json",
+    ".cursor/rules/ctx-layering.mdc",
+    ".github/copilot-instructions.md",
+    ".github/hooks/contextos.json",
+    ".github/instructions/ctx-layering.instructions.md",
+    ".contextos/lock.json",
+];
+
+#[test]
+fn compile_writes_native_files_for_every_target_and_is_byte_identical() {
+    let a = project();
+    let b = project();
+    for p in [&a, &b] {
+        let o = run(p.path(), &["compile"]);
+        assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+        // Lossy translations cite the rule's source location.
+        assert!(
+            o.stderr
+                .contains("warning[lossy]: claude (.contextos/policies/main.policy:"),
+            "{}",
+            o.stderr
+        );
+    }
+    for f in GENERATED {
+        assert_eq!(
+            read(a.path(), f),
+            read(b.path(), f),
+            "{f} differs between two runs"
+        );
+    }
+    // A second run writes nothing.
+    let o = run(a.path(), &["compile"]);
+    assert_eq!(o.code, 0);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+    // The formats are the targets' own.
+    let settings: serde_json::Value =
+        serde_json::from_str(&read(a.path(), ".claude/settings.json")).unwrap();
+    let deny: Vec<&str> = settings["permissions"]["deny"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(deny.contains(&"Bash(git push --force *)"), "{deny:?}");
+    assert!(deny.contains(&"Edit(/.claude/settings*.json)"), "{deny:?}");
+    let allow = settings["permissions"]["allow"].as_array().unwrap();
+    assert!(
+        !allow
+            .iter()
+            .any(|v| v.as_str().is_some_and(|s| s.contains("cargo test"))),
+        "a sandbox-only allow never becomes a native allow: {allow:?}"
+    );
+    assert!(read(a.path(), ".claude/settings.json").contains("contextos hook claude"));
+    let mdc = read(a.path(), ".cursor/rules/ctx-layering.mdc");
+    assert!(
+        mdc.starts_with("---\n")
+            && mdc.contains("globs: src/api/**")
+            && mdc.contains("alwaysApply: false"),
+        "{mdc}"
+    );
+    let hooks: serde_json::Value =
+        serde_json::from_str(&read(a.path(), ".cursor/hooks.json")).unwrap();
+    assert_eq!(
+        hooks["hooks"]["beforeShellExecution"][0]["failClosed"],
+        true
+    );
+    let instr = read(
+        a.path(),
+        ".github/instructions/ctx-layering.instructions.md",
+    );
+    assert!(instr.contains("applyTo: \"src/api/**\""), "{instr}");
+    let copilot: serde_json::Value =
+        serde_json::from_str(&read(a.path(), ".github/hooks/contextos.json")).unwrap();
+    assert_eq!(
+        copilot["hooks"]["preToolUse"][0]["bash"],
+        "contextos hook copilot"
+    );
+    assert!(read(a.path(), "CLAUDE.md").contains("@AGENTS.md"));
+}
+
+#[test]
+fn a_deny_is_enforced_natively_and_by_the_hook() {
+    use std::io::Write;
+    let p = project();
+    assert_eq!(run(p.path(), &["compile"]).code, 0);
+    let settings = read(p.path(), ".claude/settings.json");
+    let state = tempfile::tempdir().unwrap();
+    for (native, cmd) in [
+        ("Bash(git push --force *)", "git push --force origin main"),
+        ("Bash(git push -f *)", "git push -f origin main"),
+    ] {
+        assert!(settings.contains(native), "{native} missing");
+        let payload = serde_json::json!({
+            "hook_event_name": "PreToolUse", "cwd": p.path(), "tool_name": "Bash",
+            "tool_input": {"command": cmd}, "session_id": "s", "tool_use_id": "t"
+        })
+        .to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
+            .arg("--project")
+            .arg(p.path())
+            .args(["hook", "claude"])
+            .env("XDG_STATE_HOME", state.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("\"deny\"") && text.contains("no-force-push"),
+            "{cmd}: {text}"
+        );
+    }
+}
+
+#[test]
+fn user_content_survives_and_foreign_files_are_never_clobbered() {
+    let p = project();
+    let root = p.path();
+    std::fs::write(root.join("AGENTS.md"), "# Team notes\r\n\r\nBe kind.\r\n").unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        "{\"model\": \"opus\", \"permissions\": {\"deny\": [\"Bash(rm -rf /)\"]}, \"env\": {\"A\": \"1\"}}",
+    )
+    .unwrap();
+    let o = run(root, &["compile"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let agents = read(root, "AGENTS.md");
+    assert!(
+        agents.starts_with("# Team notes\r\n\r\nBe kind.\r\n"),
+        "{agents:?}"
+    );
+    assert!(agents.contains("<!-- contextos:begin -->"));
+    let settings: serde_json::Value =
+        serde_json::from_str(&read(root, ".claude/settings.json")).unwrap();
+    assert_eq!(settings["model"], "opus");
+    assert_eq!(settings["env"]["A"], "1");
+    let keys: Vec<&String> = settings.as_object().unwrap().keys().collect();
+    assert_eq!(keys[0], "model", "user keys keep their order: {keys:?}");
+    assert!(settings["permissions"]["deny"]
+        .as_array()
+        .unwrap()
+        .contains(&"Bash(rm -rf /)".into()));
+    // Removing a rule retracts ContextOS's entries and keeps the user's.
+    let without = EXAMPLE.replace(
+        "@id(\"no-force-push\")\ndeny exec \"git push --force *\", \"git push -f *\"\n  because \"Force pushes rewrite shared history.\";\n",
+        "",
+    );
+    assert_ne!(without, EXAMPLE);
+    std::fs::write(root.join(".contextos/policies/main.policy"), &without).unwrap();
+    assert_eq!(run(root, &["compile"]).code, 0);
+    let s = read(root, ".claude/settings.json");
+    assert!(
+        !s.contains("git push --force") && s.contains("Bash(rm -rf /)"),
+        "{s}"
+    );
+
+    // A file ContextOS would own whole that someone else wrote: refuse, write nothing.
+    let q = project();
+    std::fs::create_dir_all(q.path().join(".cursor/rules")).unwrap();
+    std::fs::write(q.path().join(".cursor/rules/ctx-layering.mdc"), "mine\n").unwrap();
+    let o = run(q.path(), &["compile"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("unmanaged") && o.stderr.contains("ctx-layering.mdc"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        !q.path().join("AGENTS.md").exists(),
+        "nothing at all was written"
+    );
+    assert!(!q.path().join(".contextos/lock.json").exists());
+    assert_eq!(read(q.path(), ".cursor/rules/ctx-layering.mdc"), "mine\n");
+    // Malformed managed-block markers: refuse, write nothing.
+    let r = project();
+    std::fs::write(
+        r.path().join("AGENTS.md"),
+        "<!-- contextos:begin -->\nx\n<!-- contextos:begin -->\n",
+    )
+    .unwrap();
+    let o = run(r.path(), &["compile"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(!r.path().join(".contextos/lock.json").exists());
+}
+
+#[test]
+fn the_gate_reports_each_drift_class_and_is_silent_in_sync() {
+    let p = project();
+    let root = p.path();
+    assert_eq!(run(root, &["compile"]).code, 0);
+    let gate = |p: &Path| run(p, &["gate"]);
+    let o = gate(root);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let expect = |class: &str| {
+        let o = gate(root);
+        assert_eq!(o.code, 1, "{class}: {}", o.stdout);
+        assert!(
+            o.stdout.contains(&format!("{class}:")),
+            "{class}: {}",
+            o.stdout
+        );
+        assert_eq!(run(root, &["compile", "--check"]).code, 1);
+    };
+    // Missing.
+    std::fs::remove_file(root.join(".github/hooks/contextos.json")).unwrap();
+    expect("missing");
+    assert_eq!(run(root, &["compile"]).code, 0);
+    assert_eq!(gate(root).code, 0);
+    // Modified: ContextOS's own entry edited out of a shared file.
+    let s = read(root, ".claude/settings.json").replace("\"Bash(git push --force *)\",", "");
+    std::fs::write(root.join(".claude/settings.json"), s).unwrap();
+    expect("modified");
+    assert_eq!(run(root, &["compile"]).code, 0);
+    // A user's own key in a shared file is not drift.
+    let s = read(root, ".claude/settings.json").replacen('{', "{\n  \"model\": \"opus\",", 1);
+    std::fs::write(root.join(".claude/settings.json"), s).unwrap();
+    assert_eq!(gate(root).code, 0, "{}", gate(root).stdout);
+    // Unmanaged: a generated whole file edited by hand.
+    std::fs::write(root.join(".cursor/rules/ctx-layering.mdc"), "edited\n").unwrap();
+    expect("unmanaged");
+    std::fs::remove_file(root.join(".cursor/rules/ctx-layering.mdc")).unwrap();
+    assert_eq!(run(root, &["compile"]).code, 0);
+    // Stale input: the policies changed in a way no output shows.
+    let policy = root.join(".contextos/policies/main.policy");
+    let text = read(root, ".contextos/policies/main.policy");
+    std::fs::write(&policy, format!("{text}\n// a comment\n")).unwrap();
+    expect("stale-input");
+    assert_eq!(run(root, &["compile"]).code, 0);
+    // Orphaned: a guide removed leaves its generated files behind.
+    let guide = "@id(\"layering\")\nguide \"Service layering\" for \"src/api/**\" {\n  \"\"\"\n  Handlers call services; services never import handlers.\n  \"\"\"\n}\n";
+    let text = read(root, ".contextos/policies/main.policy");
+    assert!(text.contains(guide), "the example's guide moved");
+    std::fs::write(&policy, text.replace(guide, "")).unwrap();
+    let o = gate(root);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stdout.contains("orphaned:"), "{}", o.stdout);
+    assert_eq!(run(root, &["compile"]).code, 0);
+    assert!(
+        !root.join(".cursor/rules/ctx-layering.mdc").exists(),
+        "the orphan was removed"
+    );
+    assert_eq!(gate(root).code, 0, "{}", gate(root).stdout);
+}
+
+#[test]
+fn the_gate_speaks_github_and_writes_a_step_summary() {
+    let p = project();
+    let root = p.path();
+    let summary = tempfile::NamedTempFile::new().unwrap();
+    let o = run_env(
+        root,
+        &["--format", "github", "gate"],
+        &[("GITHUB_STEP_SUMMARY", summary.path())],
+    );
+    assert_eq!(
+        o.code, 1,
+        "never compiled: outputs are missing: {}",
+        o.stdout
+    );
+    assert!(
+        o.stdout
+            .contains("::error file=AGENTS.md,title=contextos drift: missing::"),
+        "{}",
+        o.stdout
+    );
+    let s = std::fs::read_to_string(summary.path()).unwrap();
+    assert!(
+        s.contains("## ContextOS gate: failed")
+            && s.contains("| generated outputs in sync | **failed** |"),
+        "{s}"
+    );
+    // Failing policy tests and a broken policy: exit 1 and exit 2.
+    std::fs::write(
+        root.join(".contextos/policies/t.policy"),
+        "language 1;\ntest \"t\" { path write \"src/a.rs\" => deny; }\n",
+    )
+    .unwrap();
+    assert_eq!(run(root, &["compile"]).code, 0);
+    let o = run(root, &["--format", "github", "gate"]);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stdout.contains("title=contextos test::"), "{}", o.stdout);
+    std::fs::write(
+        root.join(".contextos/policies/t.policy"),
+        "language 1;\ndeny path write \"[\";\n",
+    )
+    .unwrap();
+    let o = run(root, &["--format", "json", "gate"]);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["exitCode"], 2);
+}
