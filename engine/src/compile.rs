@@ -1176,18 +1176,32 @@ fn compile_guide(
     role: Option<&str>,
 ) -> Option<CompiledGuide> {
     let mut id = None;
+    let mut apply = None;
     for a in &g.annotations {
-        if a.name.node == "id" {
-            id = Some(a.value.node.clone());
-        } else {
-            ctx.err(
+        match a.name.node.as_str() {
+            "id" => id = Some(a.value.node.clone()),
+            "apply" => match crate::policy::GuideApply::parse(&a.value.node) {
+                Some(v) => apply = Some(v),
+                None => ctx.err(
+                    fi,
+                    Diagnostic::error(
+                        "E0107",
+                        a.value.span,
+                        format!(
+                            "`@apply` takes one of {}",
+                            crate::policy::GuideApply::NAMES.join(", ")
+                        ),
+                    ),
+                ),
+            },
+            other => ctx.err(
                 fi,
                 Diagnostic::error(
                     "E0107",
                     a.name.span,
-                    format!("guides take only `@id`, not `@{}`", a.name.node),
+                    format!("guides take only `@id` and `@apply`, not `@{other}`"),
                 ),
-            );
+            ),
         }
     }
     let mut scope = Vec::new();
@@ -1209,7 +1223,10 @@ fn compile_guide(
         }
     }
     let origin = ctx.origin(fi, g.span);
+    let apply = apply
+        .unwrap_or_else(|| crate::policy::GuideApply::derived(!scope.is_empty(), role.is_some()));
     Some(CompiledGuide {
+        apply,
         id: id.unwrap_or_else(|| format!("{}:{}", origin.file, origin.line)),
         title: g.title.node.clone(),
         scope,

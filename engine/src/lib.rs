@@ -32,7 +32,7 @@ pub use decision::{Decision, RuleHit, ShellDecision, WhyNot};
 pub use eval::EvalOptions;
 pub use exec::ShellOptions;
 pub use ir::Layer;
-pub use policy::PolicySet;
+pub use policy::{GuideApply, PolicySet};
 pub use request::{
     CommitRequest, Domain, ExecRequest, PathOp, PathRequest, PluginRequest, Request, RequestKind,
 };

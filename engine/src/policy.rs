@@ -36,7 +36,42 @@ pub struct CompiledGuide {
     pub scope: Vec<String>,
     pub text: String,
     pub role: Option<String>,
+    /// When an agent should see the guide (`@apply("…")`, or derived from scope and role).
+    pub apply: GuideApply,
     pub origin: Origin,
+}
+
+/// When a guide reaches an agent: always, when a matching file is in play, when the
+/// agent judges it relevant from its title, or only when a person names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GuideApply {
+    Always,
+    Auto,
+    Agent,
+    Manual,
+}
+
+impl GuideApply {
+    pub const NAMES: [&'static str; 4] = ["always", "auto", "agent", "manual"];
+    pub fn parse(s: &str) -> Option<GuideApply> {
+        match s {
+            "always" => Some(GuideApply::Always),
+            "auto" => Some(GuideApply::Auto),
+            "agent" => Some(GuideApply::Agent),
+            "manual" => Some(GuideApply::Manual),
+            _ => None,
+        }
+    }
+    /// The default: a role's guide is pulled in on relevance (agents have no roles to
+    /// attach it to), a scoped guide with its files, any other guide always.
+    pub fn derived(scoped: bool, role: bool) -> GuideApply {
+        match (role, scoped) {
+            (true, _) => GuideApply::Agent,
+            (false, true) => GuideApply::Auto,
+            (false, false) => GuideApply::Always,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Bumped whenever the encoding of the IR changes; part of every cache key.
-pub const SNAPSHOT_FORMAT: u32 = 1;
+pub const SNAPSHOT_FORMAT: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct Snapshot {
@@ -52,6 +52,7 @@ struct RuleSnap {
 
 #[derive(Serialize, Deserialize)]
 struct GuideSnap {
+    apply: crate::policy::GuideApply,
     id: String,
     title: String,
     scope: Vec<String>,
@@ -123,6 +124,7 @@ impl PolicySet {
                 .guides
                 .iter()
                 .map(|g| GuideSnap {
+                    apply: g.apply,
                     id: g.id.clone(),
                     title: g.title.clone(),
                     scope: g.scope.clone(),
@@ -200,6 +202,7 @@ impl PolicySet {
                 .guides
                 .into_iter()
                 .map(|g| CompiledGuide {
+                    apply: g.apply,
                     id: g.id,
                     title: g.title,
                     scope: g.scope,

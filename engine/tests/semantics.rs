@@ -457,3 +457,26 @@ fn plugin_packs_cannot_change_defaults_lets_or_plugin_verdicts() {
     )
     .is_empty());
 }
+
+#[test]
+fn guides_take_apply_with_four_values() {
+    let errs = common::errors(
+        "language 1;\n@apply(\"sometimes\") guide \"g\" { \"x\" }\n@apply(\"manual\") guide \"h\" { \"y\" }\n",
+    );
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].0, "E0107");
+    assert_eq!(errs[0].1, 2);
+    let set = common::set(
+        "language 1;\nguide \"a\" { \"x\" }\nguide \"b\" for \"src/**\" { \"x\" }\nrole r { guide \"c\" { \"x\" } }\n@apply(\"manual\") guide \"d\" for \"src/**\" { \"x\" }\n",
+    );
+    let applies: Vec<GuideApply> = set.guides.iter().map(|g| g.apply).collect();
+    assert_eq!(
+        applies,
+        [
+            GuideApply::Always,
+            GuideApply::Auto,
+            GuideApply::Agent,
+            GuideApply::Manual
+        ]
+    );
+}

@@ -186,8 +186,14 @@ pub(crate) fn sorted_rules(set: &PolicySet) -> Vec<&CompiledRule> {
 
 /// Guides sorted by id, byte-wise (then by where they were written: guide ids need not be
 /// unique).
+/// Manual guides are left out: `AGENTS.md` is always loaded, and a manual guide reaches an
+/// agent only when a person names it.
 pub(crate) fn sorted_guides(set: &PolicySet) -> Vec<&CompiledGuide> {
-    let mut v: Vec<&CompiledGuide> = set.guides.iter().collect();
+    let mut v: Vec<&CompiledGuide> = set
+        .guides
+        .iter()
+        .filter(|g| g.apply != crate::policy::GuideApply::Manual)
+        .collect();
     v.sort_by(|a, b| guide_key(a).cmp(&guide_key(b)));
     v
 }

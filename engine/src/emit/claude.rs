@@ -61,7 +61,8 @@ pub fn emit(set: &PolicySet) -> Emitted {
     for (g, stem) in set.guides.iter().zip(&stems) {
         // Role guides stay in AGENTS.md under their role: a path-scoped rule file would
         // give the advice to every session.
-        if g.scope.is_empty() || g.role.is_some() {
+        // Manual guides reach an agent only when a person names them (Cursor's `@`).
+        if g.scope.is_empty() || g.role.is_some() || g.apply == crate::policy::GuideApply::Manual {
             continue;
         }
         let mut text = frontmatter(&[("paths", Fm::List(&g.scope))]);

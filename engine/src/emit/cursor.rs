@@ -1,14 +1,15 @@
 //! Cursor: one `.cursor/rules/ctx-<guide>.mdc` per guide and ContextOS's entries in
 //! `.cursor/hooks.json`.
 //!
-//! Guides map onto Cursor's rule types by their front matter:
-//! - no scope, no role ⇒ **Always** (`alwaysApply: true`);
-//! - a scope ⇒ **Auto Attached** (`globs`, comma-joined, unquoted, braces expanded — Cursor's
-//!   parser is not strict YAML — and `alwaysApply: false`);
-//! - a role ⇒ **Agent Requested** (`description` only, `alwaysApply: false`): the agent pulls
-//!   it in when the description fits, since Cursor has no roles to attach it to;
-//! - **Manual** (no front matter, only `@rule`) is not produced: every guide is meant to reach
-//!   the agent without being named.
+//! Guides map onto Cursor's four rule types by their `apply` (`@apply("…")`, else derived:
+//! a role ⇒ agent, a scope ⇒ auto, otherwise always):
+//! - always ⇒ **Always** (`alwaysApply: true`);
+//! - auto with a scope ⇒ **Auto Attached** (`globs`, comma-joined, unquoted, braces expanded
+//!   — Cursor's parser is not strict YAML — and `alwaysApply: false`);
+//! - agent (or auto without a scope) ⇒ **Agent Requested** (`description` only,
+//!   `alwaysApply: false`): the agent pulls it in when the description fits — also how a
+//!   role's guide reaches Cursor, which has no roles;
+//! - manual ⇒ **Manual** (neither description nor globs): only an `@` mention brings it in.
 //!
 //! Rules are not repeated in `.mdc` files: Cursor reads `AGENTS.md`, which carries them.
 //! Enforcement is the hook, registered fail-closed on every event it judges.
@@ -18,6 +19,7 @@ use super::agents::{
     GENERATED_HEADER,
 };
 use super::{Content, Emitted, JsonPart, Lossy, Output, Target};
+use crate::policy::GuideApply;
 use crate::policy::{CompiledGuide, PolicySet};
 use crate::request::Domain;
 use contextos_grammar::ast::Effect;
@@ -86,35 +88,41 @@ pub(crate) fn hook_entry() -> Value {
 /// The `.mdc` file of one guide.
 fn mdc(g: &CompiledGuide) -> String {
     let title = g.title.split_whitespace().collect::<Vec<_>>().join(" ");
-    let (mut text, kind) = match (&g.role, g.scope.is_empty()) {
-        (Some(role), _) => {
-            let description = format!("{title} (for role {role})");
-            (
-                frontmatter(&[
-                    ("description", Fm::Str(&description)),
-                    ("alwaysApply", Fm::Bool(false)),
-                ]),
-                "Agent Requested (description only: advice for one role)",
-            )
-        }
-        (None, true) => (
+    let described = match &g.role {
+        Some(role) => format!("{title} (for role {role})"),
+        None => title.clone(),
+    };
+    let (mut text, kind) = match g.apply {
+        GuideApply::Always => (
             frontmatter(&[
-                ("description", Fm::Str(&title)),
+                ("description", Fm::Str(&described)),
                 ("alwaysApply", Fm::Bool(true)),
             ]),
             "Always (alwaysApply: true)",
         ),
-        (None, false) => {
+        GuideApply::Auto if !g.scope.is_empty() => {
             let globs = comma_globs(&g.scope);
             (
                 frontmatter(&[
-                    ("description", Fm::Str(&title)),
+                    ("description", Fm::Str(&described)),
                     ("globs", Fm::Raw(&globs)),
                     ("alwaysApply", Fm::Bool(false)),
                 ]),
                 "Auto Attached (globs)",
             )
         }
+        // Auto without a scope has nothing to attach to: the agent decides from the title.
+        GuideApply::Auto | GuideApply::Agent => (
+            frontmatter(&[
+                ("description", Fm::Str(&described)),
+                ("alwaysApply", Fm::Bool(false)),
+            ]),
+            "Agent Requested (description only)",
+        ),
+        GuideApply::Manual => (
+            frontmatter(&[("alwaysApply", Fm::Bool(false))]),
+            "Manual (only when a person mentions it with @)",
+        ),
     };
     text.push_str(GENERATED_HEADER);
     text.push_str(&format!("\n<!-- Cursor rule type: {kind} -->\n\n# "));
@@ -142,6 +150,52 @@ mod tests {
     use crate::emit::agents::tests::{full, small, whole_text};
 
     #[test]
+    fn all_four_rule_types_are_reachable() {
+        let src = r#"language 1;
+@id("a") guide "Always on" { "x" }
+@id("b") guide "Attached" for "src/**" { "x" }
+@id("c") @apply("agent") guide "On relevance" { "x" }
+@id("d") @apply("manual") guide "Release checklist" { "x" }
+"#;
+        let out = crate::compile::compile(
+            &[crate::compile::PolicySource {
+                name: "main.policy".into(),
+                text: src.into(),
+                layer: crate::ir::Layer::User,
+            }],
+            &crate::compile::CompileOptions::default(),
+        );
+        let set = out.policy.unwrap();
+        let e = emit(&set);
+        let kinds: Vec<(String, bool)> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|id| {
+                let t = whole_text(&e, &format!(".cursor/rules/ctx-{id}.mdc"));
+                (
+                    t.lines().nth(2).unwrap_or("").to_string(),
+                    t.contains("description:"),
+                )
+            })
+            .collect();
+        assert!(whole_text(&e, ".cursor/rules/ctx-a.mdc").contains("alwaysApply: true"));
+        assert!(whole_text(&e, ".cursor/rules/ctx-b.mdc").contains("globs: src/**"));
+        let c = whole_text(&e, ".cursor/rules/ctx-c.mdc");
+        assert!(
+            c.contains("description: On relevance") && !c.contains("globs"),
+            "{c}"
+        );
+        let d = whole_text(&e, ".cursor/rules/ctx-d.mdc");
+        assert!(
+            d.starts_with("---\nalwaysApply: false\n---\n") && d.contains("Manual"),
+            "{d}"
+        );
+        assert_eq!(kinds.iter().filter(|(_, described)| *described).count(), 3);
+        // A manual guide stays out of the files agents always load.
+        let agents = crate::emit::agents::emit(&set);
+        assert!(!format!("{:?}", agents.outputs).contains("Release checklist"));
+    }
+
+    #[test]
     fn rule_types_per_guide() {
         let set = full();
         let e = emit(&set);
@@ -167,7 +221,7 @@ mod tests {
             whole_text(&e, ".cursor/rules/ctx-review-focus.mdc"),
             "---\ndescription: What to look for (for role reviewer)\nalwaysApply: false\n---\n\
              <!-- generated by contextos; do not edit: change the policies and run contextos compile -->\n\
-             <!-- Cursor rule type: Agent Requested (description only: advice for one role) -->\n\n\
+             <!-- Cursor rule type: Agent Requested (description only) -->\n\n\
              # What to look for\n\n\
              For role `reviewer`, in `src/**`.\n\n\
              Check error handling on every I/O path.\n"
