@@ -65,6 +65,11 @@ fn github_copilot() {
 }
 
 #[test]
+fn openai_codex() {
+    insta::assert_snapshot!(render(Target::Codex));
+}
+
+#[test]
 fn two_runs_are_byte_identical() {
     for t in Target::ALL {
         assert_eq!(render(t), render(t));

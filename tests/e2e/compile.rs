@@ -93,12 +93,13 @@ fn compile_writes_native_files_for_every_target_and_is_byte_identical() {
         .collect();
     assert!(deny.contains(&"Bash(git push --force *)"), "{deny:?}");
     assert!(deny.contains(&"Edit(/.claude/settings*.json)"), "{deny:?}");
-    let allow = settings["permissions"]["allow"].as_array().unwrap();
+    // Never a native allow: one would outlive the conditions and sibling rules the hook
+    // evaluates (here `cargo test` is allowed only inside the sandbox).
     assert!(
-        !allow
-            .iter()
-            .any(|v| v.as_str().is_some_and(|s| s.contains("cargo test"))),
-        "a sandbox-only allow never becomes a native allow: {allow:?}"
+        settings["permissions"]["allow"]
+            .as_array()
+            .is_none_or(|a| a.is_empty()),
+        "{settings}"
     );
     assert!(read(a.path(), ".claude/settings.json").contains("contextos hook claude"));
     let mdc = read(a.path(), ".cursor/rules/ctx-layering.mdc");

@@ -241,6 +241,21 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ("copilot", "task-no-action", "pass", ""),
     ("copilot", "view-ssh-key", "deny", "path.outside-project"),
     ("copilot", "web-fetch", "pass", ""),
+    // OpenAI Codex: Claude's envelope, no ask.
+    (
+        "codex",
+        "apply-patch-claude-settings",
+        "deny",
+        "std-self-protection",
+    ),
+    ("codex", "bash-cargo-test", "allow", "std-exec-read-only"),
+    (
+        "codex",
+        "bash-curl-pipe-sh",
+        "deny",
+        "std-exec-pipe-to-shell",
+    ),
+    ("codex", "bash-git-push-force", "deny", "would ask"),
 ];
 
 #[test]
@@ -263,7 +278,7 @@ fn real_payloads_get_the_stdlib_answer_in_each_protocol() {
 #[test]
 fn every_fixture_is_in_the_table() {
     let base = format!("{}/../tests/e2e/fixtures/hooks", env!("CARGO_MANIFEST_DIR"));
-    for agent in ["claude", "cursor", "copilot"] {
+    for agent in ["claude", "cursor", "copilot", "codex"] {
         for e in std::fs::read_dir(format!("{base}/{agent}")).unwrap() {
             let name = e
                 .unwrap()
@@ -627,7 +642,12 @@ fn the_decision_log_chains_every_verdict_and_verify_catches_tampering() {
 #[test]
 fn the_watchdog_answers_before_the_agents_timeout_turns_silence_into_allow() {
     let p = Proj::new();
-    for (agent, blocked) in [("claude", "exit"), ("cursor", "exit"), ("copilot", "json")] {
+    for (agent, blocked) in [
+        ("claude", "exit"),
+        ("cursor", "exit"),
+        ("copilot", "json"),
+        ("codex", "exit"),
+    ] {
         // An agent that never finishes sending its event: only the watchdog can answer.
         let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
             .args(["hook", agent, "--deadline-ms", "300"])

@@ -30,6 +30,8 @@ pub enum AgentArg {
     Cursor(AgentOpts),
     /// GitHub Copilot (CLI and cloud agent) `preToolUse`.
     Copilot(AgentOpts),
+    /// OpenAI Codex `PreToolUse` (`Bash`, `apply_patch`, MCP tools); an ask is a deny.
+    Codex(AgentOpts),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -77,6 +79,7 @@ pub fn run(project: Option<&Path>, args: &Args) -> u8 {
         AgentArg::Claude(o) => (Agent::Claude, o),
         AgentArg::Cursor(o) => (Agent::Cursor, o),
         AgentArg::Copilot(o) => (Agent::Copilot, o),
+        AgentArg::Codex(o) => (Agent::Codex, o),
     };
     // A bug must not fail open: a panic answers with the blocking form (exit 101 would
     // be read as "proceed" by every agent but Cursor with failClosed).

@@ -32,6 +32,9 @@ pub enum Agent {
     Claude,
     Cursor,
     Copilot,
+    /// OpenAI Codex: Claude's PreToolUse shape (`Bash`, `apply_patch`, `mcp__…`), but it
+    /// cannot ask, and its output schema allows no field beyond the decision.
+    Codex,
 }
 
 impl Agent {
@@ -41,6 +44,7 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Cursor => "cursor",
             Agent::Copilot => "copilot",
+            Agent::Codex => "codex",
         }
     }
 }
@@ -135,6 +139,7 @@ pub fn parse_event(agent: Agent, input: &[u8]) -> Result<HookEvent, ProtocolErro
         Agent::Claude => parse_claude(&obj),
         Agent::Cursor => parse_cursor(&obj),
         Agent::Copilot => parse_copilot(&obj),
+        Agent::Codex => parse_codex(&obj),
     }
 }
 
@@ -172,7 +177,7 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
                 },
             },
         }),
-        Agent::Claude => to_line(&ClaudeOut {
+        Agent::Claude | Agent::Codex => to_line(&ClaudeOut {
             hook_specific_output: ClaudeSpecific::PreToolUse {
                 permission_decision: decision.as_str(),
                 permission_decision_reason: non_empty(&reason),
@@ -205,7 +210,8 @@ pub fn render_failure(agent: Agent, message: &str) -> Rendered {
         "ContextOS could not verify this action, so it is blocked: {message}"
     ));
     let stdout = match agent {
-        Agent::Claude => String::new(),
+        // Exit 2 with the reason on stderr is the one block Codex honours without parsing.
+        Agent::Claude | Agent::Codex => String::new(),
         Agent::Cursor => to_line(&CursorOut {
             permission: Decision::Deny.as_str(),
             user_message: Some(&reason),
@@ -220,7 +226,7 @@ pub fn render_failure(agent: Agent, message: &str) -> Rendered {
     // as JSON on a successful exit. Claude and Cursor block on exit 2.
     let exit = match agent {
         Agent::Copilot => 0,
-        Agent::Claude | Agent::Cursor => 2,
+        Agent::Claude | Agent::Cursor | Agent::Codex => 2,
     };
     Rendered {
         stdout,
@@ -472,6 +478,41 @@ fn parse_claude(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         roots: Vec::new(),
         session: loose_str(obj, "session_id"),
         can_ask,
+        observe_only: !judged,
+        event,
+    })
+}
+
+/// Codex sends Claude's envelope; its edits arrive as `apply_patch` bodies. It honours
+/// only allow and deny (an ask is rendered as a deny that says so).
+fn parse_codex(obj: &Obj) -> Result<HookEvent, ProtocolError> {
+    let event = req_str(obj, "hook_event_name", "codex hook")?.to_owned();
+    let judged = event == "PreToolUse";
+    let label = format!("codex {event}");
+    let codex_actions =
+        |tool: &str, input: &Obj, label: &str| -> Result<Vec<Action>, ProtocolError> {
+            if tool == "apply_patch" {
+                apply_patch_actions(&Value::Object(input.clone()), "tool_input", label)
+            } else {
+                claude_actions(tool, input, label)
+            }
+        };
+    let (tool, actions) = if judged {
+        let tool = req_str(obj, "tool_name", &label)?;
+        let label = format!("{label} {tool}");
+        let input = args_object(obj.get("tool_input"), "tool_input", &label)?;
+        (tool.to_owned(), codex_actions(tool, &input, &label)?)
+    } else {
+        observed(obj, "tool_name", "tool_input", &event, codex_actions)
+    };
+    Ok(HookEvent {
+        agent: Agent::Codex,
+        tool,
+        actions,
+        cwd: opt_owned(obj, "cwd", &label)?,
+        roots: Vec::new(),
+        session: loose_str(obj, "session_id"),
+        can_ask: false,
         observe_only: !judged,
         event,
     })

@@ -13,9 +13,11 @@
 //!   rules. Braces are expanded and `dir/**` also names `dir`, as in a rule head.
 //! - exec rules: `Bash(w1 w2 *)` and `Bash(w1 w2)` for the literal prefix `w1 w2 *`,
 //!   `Bash(w1 w2)` for an exact command, bare `Bash` for `*`.
-//! - `allow`: only exec rules without conditions, role or obligations, and only their
-//!   purely literal patterns. Everything else is left to the hook, which answers `allow`
-//!   itself.
+//! - `allow`: never natively. A native allow outlives the conditions and sibling rules
+//!   the hook evaluates (`allow exec "cat *"` next to an ask for commands naming `.env`),
+//!   so it would widen the policies whenever the hook does not run; with the hook
+//!   running, an explicit allow rule is answered `allow`, which skips the prompt anyway.
+//!   ContextOS's earlier allow entries are still retracted.
 //!
 //! What Claude cannot express exactly (a `when`/`unless` condition, a script, a glob word
 //! in an exec pattern) becomes an `ask` for the same patterns — stricter than allow, looser
@@ -157,42 +159,11 @@ pub(crate) fn permissions(set: &PolicySet) -> Permissions {
         match (rule.domain, rule.effect) {
             (Domain::Plugin | Domain::Commit, _) => {}
             (Domain::Path, Effect::Allow) => {}
-            (Domain::Exec, Effect::Allow) => {
-                if rule.clauses.is_empty()
-                    && rule.analyzable
-                    && rule.role.is_none()
-                    && rule.obligations.is_empty()
-                {
-                    for ep in &rule.exec_patterns {
-                        // A native allow skips the prompt even where the hook would not
-                        // allow: never for a command another allow rule confines to the
-                        // sandbox (the evaluator keeps every matched rule's obligations).
-                        let confined: Vec<&str> = set
-                            .rules
-                            .iter()
-                            .filter(|o| {
-                                o.domain == Domain::Exec
-                                    && o.effect == Effect::Allow
-                                    && !o.obligations.is_empty()
-                                    && o.exec_patterns.iter().any(|op| may_overlap(ep, op))
-                            })
-                            .map(|o| o.id.as_str())
-                            .collect();
-                        if let Some(first) = confined.first() {
-                            notes.insert(format!(
-                                "allow rule shares commands with {}, which allows them only                                  inside the sandbox: no native allow entry, the hook decides",
-                                md_code(first)
-                            ));
-                            continue;
-                        }
-                        if let Some(words) = literal_words(ep) {
-                            if !words.is_empty() {
-                                p.allow.extend(bash_forms(&words.join(" "), ep.rest));
-                            }
-                        }
-                    }
-                }
-            }
+            // No native allow: a native allow holds even where a sibling rule or a
+            // condition the hook evaluates says ask or deny (`cat *` next to "ask before
+            // reading .env"), so it would widen the policies whenever the hook does not
+            // run. With the hook running, an explicit allow rule already skips the prompt.
+            (Domain::Exec, Effect::Allow) => {}
             (_, Effect::Deny | Effect::Ask) => {
                 if let Some(role) = &rule.role {
                     notes.insert(format!(
@@ -501,8 +472,7 @@ pub(crate) mod tests {
                     "Read(**/.env)", "Read(/secrets)", "Read(/secrets/**)"]},
                 {"kind": "items", "pointer": "/permissions/ask", "items": [
                     "Bash(make release)", "Edit(/migrations/*.sql)"]},
-                {"kind": "items", "pointer": "/permissions/allow", "items": [
-                    "Bash(cargo fmt *)", "Bash(cargo fmt)"]},
+                {"kind": "items", "pointer": "/permissions/allow", "items": []},
                 {"kind": "hooks", "pointer": "/hooks/PreToolUse", "marker": "contextos hook claude",
                  "items": [{"matcher": HOOK_MATCHER,
                             "hooks": [{"type": "command", "command": "contextos hook claude", "timeout": 5}]}]}
@@ -604,22 +574,8 @@ pub(crate) mod tests {
                     }
                 }
             }
-            // Allow entries come only from unconditioned, role-free, literal exec allows.
-            for entry in &allow {
-                let from = set.rules.iter().any(|r| {
-                    r.effect == Effect::Allow
-                        && r.domain == Domain::Exec
-                        && r.clauses.is_empty()
-                        && r.role.is_none()
-                        && r.obligations.is_empty()
-                        && r.exec_patterns.iter().any(|ep| {
-                            literal_words(ep).is_some_and(|w| {
-                                !w.is_empty() && bash_forms(&w.join(" "), ep.rest).contains(entry)
-                            })
-                        })
-                });
-                assert!(from, "{entry} has no pure literal allow rule");
-            }
+            // Never a native allow.
+            assert!(allow.is_empty(), "{allow:?}");
         }
     }
 
@@ -694,16 +650,8 @@ pub(crate) mod tests {
         assert!(!notes.contains_key("std-self-protection"));
         assert!(!notes.contains_key("std-exec-eval"));
         assert!(!notes.keys().any(|k| k.starts_with("std-plugin")));
-        // Read-only commands are allowed natively, both forms.
-        for e in [
-            "Bash(git status *)",
-            "Bash(git status)",
-            "Bash(pwd)",
-            "Bash(git branch)",
-        ] {
-            assert!(p.allow.contains(e), "{e}");
-        }
-        assert!(!p.allow.contains("Bash(pwd *)"));
+        // Read-only commands are allowed by the hook, never natively.
+        assert!(p.allow.is_empty(), "{:?}", p.allow);
     }
 
     #[test]
@@ -729,12 +677,8 @@ pub(crate) mod tests {
         // Role rules: nothing native.
         assert!(notes["reviewers-never-edit"][0].contains("role `reviewer`"));
         assert!(!p.deny.contains("Edit(/**)") && !p.ask.contains("Edit(/**)"));
-        // Allow: literal, unconditioned, no obligation, no role.
-        assert!(p.allow.contains("Bash(cargo fmt *)") && p.allow.contains("Bash(just *)"));
-        assert!(!p
-            .allow
-            .iter()
-            .any(|e| e.contains("nextest") || e.contains("npm")));
+        // Allow: never native.
+        assert!(p.allow.is_empty(), "{:?}", p.allow);
         // Exact denies.
         assert!(p.deny.contains("Bash(git push -f *)") && p.deny.contains("Bash(git push -f)"));
         assert!(p.ask.contains("Bash(make release)") && !p.ask.contains("Bash(make release *)"));

@@ -11,6 +11,7 @@
 
 pub mod agents;
 pub mod claude;
+pub mod codex;
 pub mod copilot;
 pub mod cursor;
 pub mod merge;
@@ -28,14 +29,17 @@ pub enum Target {
     Claude,
     Cursor,
     Copilot,
+    /// OpenAI Codex: exec-policy rules and the hook (instructions come from `AGENTS.md`).
+    Codex,
 }
 
 impl Target {
-    pub const ALL: [Target; 4] = [
+    pub const ALL: [Target; 5] = [
         Target::Agents,
         Target::Claude,
         Target::Cursor,
         Target::Copilot,
+        Target::Codex,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -43,6 +47,7 @@ impl Target {
             Target::Claude => "claude",
             Target::Cursor => "cursor",
             Target::Copilot => "copilot",
+            Target::Codex => "codex",
         }
     }
     pub fn parse(s: &str) -> Option<Target> {
@@ -126,6 +131,7 @@ pub fn emit(set: &PolicySet, targets: &[Target]) -> Emitted {
             Target::Claude => claude::emit(set),
             Target::Cursor => cursor::emit(set),
             Target::Copilot => copilot::emit(set),
+            Target::Codex => codex::emit(set),
         };
         out.outputs.extend(e.outputs);
         out.lossy.extend(e.lossy);
