@@ -65,6 +65,10 @@ fn targets(names: &[String]) -> Result<Vec<Target>, String> {
             out.push(t);
         }
     }
+    // CLAUDE.md imports AGENTS.md: compiling for Claude Code includes it.
+    if out.contains(&Target::Claude) && !out.contains(&Target::Agents) {
+        out.push(Target::Agents);
+    }
     out.sort();
     Ok(out)
 }
@@ -82,6 +86,11 @@ fn inputs_sha(project: &Project) -> Result<String, String> {
     for s in &sources {
         field(s.name.as_bytes());
         field(s.text.as_bytes());
+    }
+    // Disabled rules shape the outputs as much as the sources do.
+    for id in &project.config.policies.disable {
+        field(b"disable");
+        field(id.as_bytes());
     }
     Ok(format!("sha256:{}", hex(&h.finalize())))
 }
@@ -111,7 +120,7 @@ fn prepare(
 ) -> Result<(Emitted, Plan, Seen), String> {
     let emitted = emit(set, targets);
     let old = match read_text(&project.root, OWNERSHIP_LOCK)? {
-        Some(t) => Some(merge::parse_lock(&t).map_err(|e| format!("{OWNERSHIP_LOCK}: {e}"))?),
+        Some(t) => Some(merge::parse_lock(&t).map_err(|e| e.to_string())?),
         None => None,
     };
     let mut files = BTreeMap::new();
@@ -224,7 +233,13 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
         for path in &plan.deletes {
             outln!("would delete {path}");
         }
-        if plan.writes.is_empty() && plan.deletes.is_empty() {
+        let lock_changes = read_text(&project.root, OWNERSHIP_LOCK)
+            .ok()
+            .flatten()
+            .is_none_or(|t| t != merge::render_lock(&plan.lock));
+        if lock_changes {
+            outln!("would update {OWNERSHIP_LOCK}");
+        } else if plan.writes.is_empty() && plan.deletes.is_empty() {
             outln!("in sync: nothing to write");
         }
         return EXIT_OK;
@@ -307,9 +322,23 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             for p in &plan.deletes {
                 outln!("deleted {p}");
             }
+            if lock_changed {
+                outln!("updated {OWNERSHIP_LOCK}");
+            }
         }
     }
     EXIT_OK
+}
+
+/// What fixes a drift class.
+fn remedy(class: &DriftClass) -> &'static str {
+    match class {
+        DriftClass::Unmanaged => {
+            "move the hand-written file away (or delete it) so ContextOS can own it, then run `contextos compile`"
+        }
+        DriftClass::Collision => "two outputs claim one path: report this as a ContextOS bug",
+        _ => "run `contextos compile`",
+    }
 }
 
 fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
@@ -483,7 +512,7 @@ pub fn gate_cmd(ctx: &Context, args: &GateArgs) -> u8 {
                             "::error file={},title=contextos drift: {}::{}",
                             escape_property(&d.path),
                             class_name(&d.class),
-                            escape_data(&format!("{} — run `contextos compile`", d.detail))
+                            escape_data(&format!("{} — {}", d.detail, remedy(&d.class)))
                         )
                     })
                     .collect(),

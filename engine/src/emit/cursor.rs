@@ -66,14 +66,20 @@ pub fn emit(set: &PolicySet) -> Emitted {
     let mut lossy: Vec<Lossy> = set
         .rules
         .iter()
-        .filter(|r| r.domain == Domain::Path && r.effect == Effect::Ask)
+        .filter(|r| matches!(r.domain, Domain::Path | Domain::Exec) && r.effect == Effect::Ask)
         .map(|r| Lossy {
             target: Target::Cursor,
             rule: r.id.clone(),
             origin: r.origin.clone(),
-            message: "Cursor's preToolUse and beforeReadFile hooks cannot ask: the hook answers \
-                      deny there (saying it would have asked)"
-                .into(),
+            message: if r.domain == Domain::Path {
+                "Cursor's preToolUse and beforeReadFile hooks cannot ask: the hook answers \
+                 deny there (saying it would have asked)"
+            } else {
+                "Cursor asks for terminal commands (beforeShellExecution) but not for the \
+                 agent's Shell tool (preToolUse): the hook answers deny there (saying it \
+                 would have asked)"
+            }
+            .into(),
         })
         .collect();
     lossy.sort_by(|a, b| a.rule.as_bytes().cmp(b.rule.as_bytes()));
@@ -303,8 +309,17 @@ role dev { @id("c") guide "Dev only" for "src/**" { "x" } }
         let set = full();
         let e = emit(&set);
         assert_eq!(e, emit(&set));
+        // Every path or exec ask rule, and nothing else.
         let rules: Vec<&str> = e.lossy.iter().map(|l| l.rule.as_str()).collect();
-        assert_eq!(rules, vec!["lockfiles-need-review", "std-secret-read"]);
+        let mut asks: Vec<&str> = set
+            .rules
+            .iter()
+            .filter(|r| r.effect == Effect::Ask && matches!(r.domain, Domain::Path | Domain::Exec))
+            .map(|r| r.id.as_str())
+            .collect();
+        asks.sort_unstable();
+        assert_eq!(rules, asks);
+        assert!(rules.contains(&"lockfiles-need-review") && rules.contains(&"std-exec-eval"));
         assert!(e.lossy.iter().all(|l| l.target == Target::Cursor));
     }
 }
