@@ -348,3 +348,71 @@ fn the_gate_speaks_github_and_writes_a_step_summary() {
     let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(v["exitCode"], 2);
 }
+
+/// Every native deny entry names something the hook denies too: the two layers agree.
+#[test]
+fn every_native_deny_is_also_a_hook_deny() {
+    use std::io::Write;
+    let p = project();
+    assert_eq!(run(p.path(), &["compile"]).code, 0);
+    let settings: serde_json::Value =
+        serde_json::from_str(&read(p.path(), ".claude/settings.json")).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = p.path().to_string_lossy().into_owned();
+    let mut checked = 0;
+    for entry in settings["permissions"]["deny"].as_array().unwrap() {
+        let entry = entry.as_str().unwrap();
+        // A concrete instance of the entry: the words of a Bash rule (plus an argument for
+        // `… *`), or a path with `**`/`*` filled in.
+        let (tool, input) = if let Some(cmd) = entry
+            .strip_prefix("Bash(")
+            .and_then(|s| s.strip_suffix(')'))
+        {
+            let cmd = cmd.replace(" *", " origin");
+            ("Bash", serde_json::json!({"command": cmd}))
+        } else if let Some(pat) = entry
+            .strip_prefix("Edit(")
+            .and_then(|s| s.strip_suffix(')'))
+        {
+            let rel = pat
+                .trim_start_matches('/')
+                .replace("**/", "a/")
+                .replace("/**", "/x")
+                .replace('*', "x");
+            (
+                "Write",
+                serde_json::json!({"file_path": format!("{root}/{rel}"), "content": "x"}),
+            )
+        } else {
+            continue;
+        };
+        let payload = serde_json::json!({
+            "hook_event_name": "PreToolUse", "cwd": root, "tool_name": tool,
+            "tool_input": input, "session_id": "s", "tool_use_id": "t"
+        })
+        .to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
+            .arg("--project")
+            .arg(p.path())
+            .args(["hook", "claude", "--no-log"])
+            .env("XDG_STATE_HOME", state.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("\"permissionDecision\":\"deny\""),
+            "{entry} ({input}): {text}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} deny entries checked");
+}
