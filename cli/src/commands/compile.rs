@@ -214,33 +214,55 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
         return ctx.fail("nothing was written: resolve the files above (move the hand-written file away, or delete it to let ContextOS own it)");
     }
     if args.diff || args.dry_run {
-        for (path, new) in &plan.writes {
-            if args.diff {
+        let lock_changes = read_text(&project.root, OWNERSHIP_LOCK)
+            .ok()
+            .flatten()
+            .is_none_or(|t| t != merge::render_lock(&plan.lock));
+        let diffs: Vec<(String, String)> = plan
+            .writes
+            .iter()
+            .map(|(path, new)| {
                 let old = read_text(&project.root, path)
                     .ok()
                     .flatten()
                     .unwrap_or_default();
                 let d = similar::TextDiff::from_lines(old.as_str(), new.as_str());
-                outln!(
-                    "{}",
+                (
+                    path.clone(),
                     d.unified_diff()
                         .header(&format!("a/{path}"), &format!("b/{path}"))
-                );
-            } else {
-                outln!("would write {path}");
+                        .to_string(),
+                )
+            })
+            .collect();
+        match ctx.format {
+            Format::Json => output::print_json(serde_json::json!({
+                "wouldWrite": plan.writes.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+                "wouldDelete": plan.deletes,
+                "lockChanges": lock_changes,
+                "diffs": if args.diff {
+                    Some(diffs.iter().map(|(p, d)| serde_json::json!({"path": p, "diff": d})).collect::<Vec<_>>())
+                } else {
+                    None
+                },
+            })),
+            Format::Text | Format::Github => {
+                for (path, diff) in &diffs {
+                    if args.diff {
+                        outln!("{diff}");
+                    } else {
+                        outln!("would write {path}");
+                    }
+                }
+                for path in &plan.deletes {
+                    outln!("would delete {path}");
+                }
+                if lock_changes {
+                    outln!("would update {OWNERSHIP_LOCK}");
+                } else if plan.writes.is_empty() && plan.deletes.is_empty() {
+                    outln!("in sync: nothing to write");
+                }
             }
-        }
-        for path in &plan.deletes {
-            outln!("would delete {path}");
-        }
-        let lock_changes = read_text(&project.root, OWNERSHIP_LOCK)
-            .ok()
-            .flatten()
-            .is_none_or(|t| t != merge::render_lock(&plan.lock));
-        if lock_changes {
-            outln!("would update {OWNERSHIP_LOCK}");
-        } else if plan.writes.is_empty() && plan.deletes.is_empty() {
-            outln!("in sync: nothing to write");
         }
         return EXIT_OK;
     }
