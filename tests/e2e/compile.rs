@@ -131,7 +131,6 @@ fn compile_writes_native_files_for_every_target_and_is_byte_identical() {
 
 #[test]
 fn a_deny_is_enforced_natively_and_by_the_hook() {
-    use std::io::Write;
     let p = project();
     assert_eq!(run(p.path(), &["compile"]).code, 0);
     let settings = read(p.path(), ".claude/settings.json");
@@ -146,23 +145,15 @@ fn a_deny_is_enforced_natively_and_by_the_hook() {
             "tool_input": {"command": cmd}, "session_id": "s", "tool_use_id": "t"
         })
         .to_string();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
-            .arg("--project")
-            .arg(p.path())
-            .args(["hook", "claude"])
-            .env("XDG_STATE_HOME", state.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = crate::hooks::run_hook(
+            p.path(),
+            state.path(),
+            "claude",
+            &[],
+            payload.as_bytes(),
+            true,
+        )
+        .stdout;
         assert!(
             text.contains("\"deny\"") && text.contains("no-force-push"),
             "{cmd}: {text}"
@@ -352,7 +343,6 @@ fn the_gate_speaks_github_and_writes_a_step_summary() {
 /// Every native deny entry names something the hook denies too: the two layers agree.
 #[test]
 fn every_native_deny_is_also_a_hook_deny() {
-    use std::io::Write;
     let p = project();
     assert_eq!(run(p.path(), &["compile"]).code, 0);
     let settings: serde_json::Value =
@@ -391,23 +381,15 @@ fn every_native_deny_is_also_a_hook_deny() {
             "tool_input": input, "session_id": "s", "tool_use_id": "t"
         })
         .to_string();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
-            .arg("--project")
-            .arg(p.path())
-            .args(["hook", "claude", "--no-log"])
-            .env("XDG_STATE_HOME", state.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = crate::hooks::run_hook(
+            p.path(),
+            state.path(),
+            "claude",
+            &["--no-log"],
+            payload.as_bytes(),
+            true,
+        )
+        .stdout;
         assert!(
             text.contains("\"permissionDecision\":\"deny\""),
             "{entry} ({input}): {text}"

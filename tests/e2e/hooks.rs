@@ -35,6 +35,42 @@ impl Hook {
     }
 }
 
+/// Runs `contextos hook AGENT EXTRA…` in `project` with `payload` on stdin and the user
+/// key under `state` (so tests never touch the real one). With `explicit`, the project is
+/// also named with `--project`; otherwise the hook finds it from its working directory.
+pub fn run_hook(
+    project: &Path,
+    state: &Path,
+    agent: &str,
+    extra: &[&str],
+    payload: &[u8],
+    explicit: bool,
+) -> Hook {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_contextos"));
+    if explicit {
+        cmd.arg("--project").arg(project);
+    }
+    let mut child = cmd
+        .args(["hook", agent])
+        .args(extra)
+        .env("XDG_STATE_HOME", state)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .current_dir(project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The hook may answer (and exit) before reading everything; a closed pipe is fine.
+    let _ = child.stdin.take().unwrap().write_all(payload);
+    let out = child.wait_with_output().unwrap();
+    Hook {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// A project with a git directory and a source tree, and a private state home for the
 /// user key (so tests never touch the real one).
 pub struct Proj {
@@ -74,25 +110,7 @@ impl Proj {
         self.hook_raw(agent, payload.as_bytes(), extra)
     }
     pub fn hook_raw(&self, agent: &str, payload: &[u8], extra: &[&str]) -> Hook {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
-            .args(["hook", agent])
-            .args(extra)
-            .env("XDG_STATE_HOME", self.home.path())
-            .env_remove("CLAUDE_PROJECT_DIR")
-            .current_dir(self.root())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // The hook may answer (and exit) before reading everything; a closed pipe is fine.
-        let _ = child.stdin.take().unwrap().write_all(payload);
-        let out = child.wait_with_output().unwrap();
-        Hook {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        run_hook(self.root(), self.home.path(), agent, extra, payload, false)
     }
     pub fn cli(&self, args: &[&str]) -> (i32, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_contextos"))

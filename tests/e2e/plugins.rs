@@ -472,7 +472,6 @@ fn installed_packs_never_load_as_the_projects_own_policies() {
 
 #[test]
 fn the_agent_hook_verifies_packs_on_every_call() {
-    use std::io::Write;
     let (project, publisher, key) = setup();
     let p = project.path();
     let state = tempfile::tempdir().unwrap();
@@ -484,28 +483,15 @@ fn the_agent_hook_verifies_packs_on_every_call() {
             "tool_input": {"command": cmd}, "tool_use_id": "t"
         })
         .to_string();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
-            .arg("--project")
-            .arg(p)
-            .args(["hook", "claude", "--trace"])
-            .env("XDG_STATE_HOME", state.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let h = crate::hooks::run_hook(
+            p,
+            state.path(),
+            "claude",
+            &["--trace"],
+            payload.as_bytes(),
+            true,
+        );
+        (h.code, h.stdout, h.stderr)
     };
     // The pack's rule holds in flight, first from source, then from the cache.
     for _ in 0..2 {
