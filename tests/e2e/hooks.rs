@@ -350,6 +350,13 @@ fn governance_files_are_refused_by_every_route_while_reads_stay_allowed() {
         "git config core.hooksPath /dev/null",
         "git commit --no-verify -m wip",
         "cd src && echo x > ../.git/hooks/pre-commit",
+        "mv .claude .claude.off",
+        "rm -rf .github",
+        "tar -xf evil.tar -C .git/hooks",
+        "cp -r payload .git/hooks",
+        "ln -sf /tmp/evil .git/hooks/pre-commit",
+        "dd if=/dev/zero of=contextos.toml bs=1 count=1",
+        "perl -pi -e 's/deny/allow/' .contextos/policies/main.policy",
     ];
     for cmd in denied_shell {
         let h = p.hook("claude", &claude_bash(cmd), &[]);

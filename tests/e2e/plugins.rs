@@ -620,3 +620,34 @@ fn a_pack_signed_in_its_git_working_copy_installs_from_a_clone() {
     );
     assert_eq!(o.code, 0, "{}", o.text);
 }
+
+#[test]
+fn the_lock_is_byte_identical_across_checkouts() {
+    let publisher = tempfile::tempdir().unwrap();
+    let key = keygen(publisher.path(), "acme.key");
+    let signed = pack(publisher.path(), "acme-guard", "1.2.0", Some(&key), 1);
+    let mut locks = Vec::new();
+    // Two checkouts in different places, each vendoring the pack, pinned from inside.
+    for _ in 0..2 {
+        let project = tempfile::tempdir().unwrap();
+        let p = project.path();
+        std::fs::create_dir_all(p.join(".git")).unwrap();
+        trust(p, &[(&key, "")]);
+        let vendored = p.join("vendor/acme-guard");
+        std::fs::create_dir_all(&vendored).unwrap();
+        for f in ["plugin.toml", "README.md", "contextos-plugin.sig"] {
+            std::fs::copy(signed.join(f), vendored.join(f)).unwrap();
+        }
+        std::fs::create_dir_all(vendored.join("policies")).unwrap();
+        std::fs::copy(
+            signed.join("policies/main.policy"),
+            vendored.join("policies/main.policy"),
+        )
+        .unwrap();
+        let o = add(p, &vendored, "=1.2.0");
+        assert_eq!(o.code, 0, "{}", o.text);
+        locks.push(std::fs::read(p.join("contextos.lock")).unwrap());
+    }
+    assert_eq!(locks[0], locks[1]);
+    assert!(String::from_utf8_lossy(&locks[0]).contains("source = \"dir:vendor/acme-guard\""));
+}

@@ -401,11 +401,22 @@ impl Source {
         ))
     }
 
-    fn label(&self) -> String {
+    /// The source as recorded in the lock: a path inside the project is recorded relative
+    /// to its root, so the lock is byte-identical on every machine that checks it out.
+    fn label(&self, root: &Path) -> String {
+        let shown = |p: &Path| -> String {
+            match (std::fs::canonicalize(p), std::fs::canonicalize(root)) {
+                (Ok(abs), Ok(r)) => match abs.strip_prefix(&r) {
+                    Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+                    Err(_) => p.display().to_string(),
+                },
+                _ => p.display().to_string(),
+            }
+        };
         match self {
-            Source::Dir(p) => format!("dir:{}", p.display()),
+            Source::Dir(p) => format!("dir:{}", shown(p)),
             Source::Git { url, commit } => format!("git:{url}#{commit}"),
-            Source::Tar(p) => format!("tar:{}", p.display()),
+            Source::Tar(p) => format!("tar:{}", shown(p)),
         }
     }
 }
@@ -687,7 +698,7 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
     let entry = LockEntry {
         name: manifest.name.clone(),
         version: pinned,
-        source: src.label(),
+        source: src.label(&project.root),
         // The digest the publisher signed; verification compares the files against it.
         digest: sig.as_ref().map_or(computed, |s| s.digest.clone()),
         signer: sig.as_ref().map(|s| s.signer.clone()).unwrap_or_default(),
