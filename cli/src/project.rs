@@ -181,8 +181,13 @@ impl Project {
         base: Vec<PolicySource>,
         set: &contextos_engine::PolicySet,
     ) -> Result<Vec<PolicySource>, ProjectError> {
-        let names = self.verify_plugins(set)?;
-        self.add_pack_sources(base, &names)
+        // Read first, verify after: a pack swapped between the two is caught by the
+        // verification instead of being read unverified (only a change undone in between
+        // could slip through; the digest is taken from the files, not from these texts).
+        let names = self.pinned_plugins()?;
+        let sources = self.add_pack_sources(base, &names)?;
+        self.verify_plugins(set)?;
+        Ok(sources)
     }
 
     /// Verifies and judges every pinned pack; the names of the packs, all allowed.
