@@ -74,7 +74,7 @@ enum Command {
     /// Emit every agent's native configuration from the policies.
     Compile(commands::compile::CompileArgs),
     /// CI: policies compile, tests pass, plugins verify, generated outputs in sync.
-    Gate(commands::compile::GateArgs),
+    Gate(commands::gate::GateArgs),
     /// Signed, pinned policy packs: add, verify, list, keygen, sign.
     Plugin(commands::plugin::Args),
 }
@@ -98,7 +98,7 @@ fn main() -> ExitCode {
         Command::Log(a) => commands::log::run(&ctx, &a),
         Command::Plugin(a) => commands::plugin::run(&ctx, &a),
         Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),
-        Command::Gate(a) => commands::compile::gate_cmd(&ctx, &a),
+        Command::Gate(a) => commands::gate::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

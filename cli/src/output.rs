@@ -77,3 +77,14 @@ pub fn github_annotation(out: &CompileOutput, d: &FileDiagnostic) -> String {
     }
     format!("::{level} {}::{}", props.join(","), data(&message))
 }
+
+/// GitHub workflow-command escaping (data: %, CR, LF; properties also `:` and `,`).
+pub fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+pub fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}

@@ -1,20 +1,16 @@
-//! `contextos compile` and `contextos gate`: the policies as every agent's native
-//! configuration, and the CI gate that fails when anything drifts.
+//! `contextos compile`: the policies as every agent's native configuration.
 //!
 //! compile: emit (pure) → plan against what is on disk and the ownership lock
 //! `.contextos/lock.json` (managed blocks, owned JSON entries, whole files) → write all
 //! of it, or nothing, through one journaled transaction under the project lock.
-//! gate: the policies compile, their tests pass, every pinned plugin verifies and every
-//! generated output is in sync — each failure reported with its class.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
+use super::{Context, EXIT_FINDINGS, EXIT_OK};
 use crate::project::Project;
 use crate::{output, Format};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::emit::merge::{self, Current, Drift, DriftClass, Plan};
 use contextos_engine::emit::{emit, Emitted, Target};
-use contextos_engine::testing::run_tests;
 use contextos_engine::PolicySet;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -42,14 +38,7 @@ pub struct CompileArgs {
     lock_timeout: u64,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct GateArgs {
-    /// Targets whose outputs must be in sync (default: all).
-    #[arg(long, value_delimiter = ',', value_name = "T,…")]
-    target: Vec<String>,
-}
-
-fn targets(names: &[String]) -> Result<Vec<Target>, String> {
+pub(super) fn targets(names: &[String]) -> Result<Vec<Target>, String> {
     if names.is_empty() {
         return Ok(Target::ALL.to_vec());
     }
@@ -99,7 +88,7 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-fn read_text(root: &Path, rel: &str) -> Result<Option<String>, String> {
+pub(super) fn read_text(root: &Path, rel: &str) -> Result<Option<String>, String> {
     match std::fs::read(root.join(rel)) {
         Ok(b) => String::from_utf8(b)
             .map(Some)
@@ -113,7 +102,7 @@ fn read_text(root: &Path, rel: &str) -> Result<Option<String>, String> {
 /// What was on disk when planning, so the writes can insist it is still there.
 type Seen = BTreeMap<String, Option<String>>;
 
-fn prepare(
+pub(super) fn prepare(
     project: &Project,
     set: &PolicySet,
     targets: &[Target],
@@ -150,27 +139,13 @@ fn prepare(
     Ok((emitted, plan, files))
 }
 
-fn class_name(c: &DriftClass) -> &'static str {
-    match c {
-        DriftClass::Missing => "missing",
-        DriftClass::Modified => "modified",
-        DriftClass::Orphaned => "orphaned",
-        DriftClass::Collision => "collision",
-        DriftClass::StaleInput => "stale-input",
-        DriftClass::Unmanaged => "unmanaged",
-    }
-}
-
 fn drift_json(d: &Drift) -> serde_json::Value {
-    serde_json::json!({"path": d.path, "class": class_name(&d.class), "detail": d.detail})
+    serde_json::json!({"path": d.path, "class": d.class.as_str(), "detail": d.detail})
 }
 
 /// Drift that forbids writing at all: a file someone else owns, or two outputs for one path.
 fn blocking(plan: &Plan) -> Vec<&Drift> {
-    plan.drift
-        .iter()
-        .filter(|d| matches!(d.class, DriftClass::Unmanaged | DriftClass::Collision))
-        .collect()
+    plan.drift.iter().filter(|d| d.class.refuses()).collect()
 }
 
 pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
@@ -207,9 +182,9 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
         return report_drift(ctx, &plan.drift, "compile --check");
     }
     let refused = blocking(&plan);
-    if plan.refused() || !refused.is_empty() {
+    if !refused.is_empty() {
         for d in &refused {
-            eprintln!("error[{}]: {}: {}", class_name(&d.class), d.path, d.detail);
+            eprintln!("error[{}]: {}: {}", d.class.as_str(), d.path, d.detail);
         }
         return ctx.fail("nothing was written: resolve the files above (move the hand-written file away, or delete it to let ContextOS own it)");
     }
@@ -353,7 +328,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
 }
 
 /// What fixes a drift class.
-fn remedy(class: &DriftClass) -> &'static str {
+pub(super) fn remedy(class: &DriftClass) -> &'static str {
     match class {
         DriftClass::Unmanaged => {
             "move the hand-written file away (or delete it) so ContextOS can own it, then run `contextos compile`"
@@ -371,7 +346,7 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
         })),
         Format::Text => {
             for d in drift {
-                outln!("{}: {} ({})", class_name(&d.class), d.path, d.detail);
+                outln!("{}: {} ({})", d.class.as_str(), d.path, d.detail);
             }
             if drift.is_empty() {
                 outln!("in sync");
@@ -386,9 +361,9 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
             for d in drift {
                 outln!(
                     "::error file={},title=contextos {what}: {}::{}",
-                    escape_property(&d.path),
-                    class_name(&d.class),
-                    escape_data(&d.detail)
+                    output::escape_property(&d.path),
+                    d.class.as_str(),
+                    output::escape_data(&d.detail)
                 );
             }
         }
@@ -398,225 +373,4 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
     } else {
         EXIT_FINDINGS
     }
-}
-
-/// GitHub workflow-command escaping (data: %, CR, LF; properties also `:` and `,`).
-fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
-/// One gate check and its outcome.
-struct Check {
-    name: &'static str,
-    /// 0 passed, 1 failed, 2 could not verify.
-    code: u8,
-    lines: Vec<String>,
-    annotations: Vec<String>,
-}
-
-pub fn gate_cmd(ctx: &Context, args: &GateArgs) -> u8 {
-    let targets = match targets(&args.target) {
-        Ok(t) => t,
-        Err(e) => return ctx.fail(&e),
-    };
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let mut checks = Vec::new();
-    // 1. Plugins verify and policies compile (a refused plugin fails the load itself).
-    let compiled = project.compile();
-    let set = match compiled {
-        Err(e) => {
-            checks.push(Check {
-                name: "policies and plugins load",
-                code: EXIT_UNVERIFIED,
-                lines: e.to_string().lines().map(str::to_string).collect(),
-                annotations: vec![format!(
-                    "::error title=contextos gate::{}",
-                    escape_data(&e.to_string())
-                )],
-            });
-            None
-        }
-        Ok(mut out) => match out.policy.take() {
-            Some(set) => {
-                checks.push(Check {
-                    name: "policies and plugins load",
-                    code: EXIT_OK,
-                    lines: vec![format!("{} rule(s)", set.rules.len())],
-                    annotations: Vec::new(),
-                });
-                Some(set)
-            }
-            None => {
-                let errs: Vec<_> = out
-                    .diagnostics
-                    .iter()
-                    .filter(|d| d.diagnostic.is_error())
-                    .collect();
-                checks.push(Check {
-                    name: "policies and plugins load",
-                    code: EXIT_UNVERIFIED,
-                    lines: errs.iter().map(|d| out.render(d)).collect(),
-                    annotations: errs
-                        .iter()
-                        .map(|d| {
-                            let j = output::diagnostic_json(&out, d);
-                            format!(
-                                "::error file={},line={},col={},title={}::{}",
-                                escape_property(j["file"].as_str().unwrap_or("")),
-                                j["line"],
-                                j["col"],
-                                d.diagnostic.code,
-                                escape_data(&d.diagnostic.message)
-                            )
-                        })
-                        .collect(),
-                });
-                None
-            }
-        },
-    };
-    if let Some(set) = &set {
-        // 2. Policy tests.
-        let report = run_tests(set, None);
-        let failed: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();
-        checks.push(Check {
-            name: "policy tests",
-            code: if failed.is_empty() { EXIT_OK } else { EXIT_FINDINGS },
-            lines: std::iter::once(format!("{} passed, {} failed", report.passed, report.failed))
-                .chain(failed.iter().map(|c| format!("FAIL {} {}", c.origin, c.case)))
-                .collect(),
-            annotations: failed
-                .iter()
-                .map(|c| {
-                    format!(
-                        "::error file={},line={},col={},title=contextos test::{} (expected {}, actual {})",
-                        escape_property(&c.origin.file),
-                        c.origin.line,
-                        c.origin.col,
-                        escape_data(&c.case),
-                        c.expected,
-                        c.actual
-                    )
-                })
-                .collect(),
-        });
-        // 3. Generated outputs in sync.
-        match prepare(&project, set, &targets) {
-            Ok((_, plan, _)) => checks.push(Check {
-                name: "generated outputs in sync",
-                code: if plan.drift.is_empty() {
-                    EXIT_OK
-                } else {
-                    EXIT_FINDINGS
-                },
-                lines: if plan.drift.is_empty() {
-                    vec!["in sync".into()]
-                } else {
-                    plan.drift
-                        .iter()
-                        .map(|d| format!("{}: {} ({})", class_name(&d.class), d.path, d.detail))
-                        .collect()
-                },
-                annotations: plan
-                    .drift
-                    .iter()
-                    .map(|d| {
-                        format!(
-                            "::error file={},title=contextos drift: {}::{}",
-                            escape_property(&d.path),
-                            class_name(&d.class),
-                            escape_data(&format!("{} — {}", d.detail, remedy(&d.class)))
-                        )
-                    })
-                    .collect(),
-            }),
-            Err(e) => checks.push(Check {
-                name: "generated outputs in sync",
-                code: EXIT_UNVERIFIED,
-                lines: vec![e.clone()],
-                annotations: vec![format!("::error title=contextos gate::{}", escape_data(&e))],
-            }),
-        }
-    }
-    let code = checks
-        .iter()
-        .map(|c| c.code)
-        .fold(EXIT_OK, |acc, c| match (acc, c) {
-            (EXIT_UNVERIFIED, _) | (_, EXIT_UNVERIFIED) => EXIT_UNVERIFIED,
-            (EXIT_FINDINGS, _) | (_, EXIT_FINDINGS) => EXIT_FINDINGS,
-            _ => EXIT_OK,
-        });
-    match ctx.format {
-        Format::Json => output::print_json(serde_json::json!({
-            "passed": code == EXIT_OK,
-            "exitCode": code,
-            "checks": checks.iter().map(|c| serde_json::json!({
-                "name": c.name, "exitCode": c.code, "details": c.lines,
-            })).collect::<Vec<_>>(),
-        })),
-        Format::Text | Format::Github => {
-            for c in &checks {
-                outln!(
-                    "{} {}",
-                    match c.code {
-                        EXIT_OK => "ok  ",
-                        EXIT_FINDINGS => "FAIL",
-                        _ => "ERR ",
-                    },
-                    c.name
-                );
-                for l in &c.lines {
-                    outln!("     {l}");
-                }
-                if ctx.format == Format::Github {
-                    for a in &c.annotations {
-                        outln!("{a}");
-                    }
-                }
-            }
-        }
-    }
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        if let Err(e) = write_summary(Path::new(&path), &checks, code) {
-            eprintln!("contextos: warning: cannot write the step summary: {e}");
-        }
-    }
-    code
-}
-
-fn write_summary(path: &Path, checks: &[Check], code: u8) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)?;
-    let mut s = format!(
-        "## ContextOS gate: {}\n\n| check | result |\n|---|---|\n",
-        if code == EXIT_OK { "passed" } else { "failed" }
-    );
-    for c in checks {
-        let result = match c.code {
-            EXIT_OK => "passed".to_string(),
-            EXIT_FINDINGS => "**failed**".to_string(),
-            _ => "**could not verify**".to_string(),
-        };
-        s.push_str(&format!("| {} | {result} |\n", c.name));
-    }
-    for c in checks.iter().filter(|c| c.code != EXIT_OK) {
-        s.push_str(&format!(
-            "\n### {}\n\n```text\n{}\n```\n",
-            c.name,
-            c.lines.join("\n")
-        ));
-    }
-    f.write_all(s.as_bytes())
 }

@@ -5,6 +5,7 @@ pub mod check;
 pub mod compile;
 pub mod decide;
 pub mod fmt;
+pub mod gate;
 pub mod hook;
 pub mod journal;
 pub mod lock;
