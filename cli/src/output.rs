@@ -47,14 +47,6 @@ pub fn eprint_diagnostics(out: &CompileOutput, include_warnings: bool) {
 
 /// One GitHub Actions workflow command for a diagnostic, escaped as the runner expects.
 pub fn github_annotation(out: &CompileOutput, d: &FileDiagnostic) -> String {
-    fn data(s: &str) -> String {
-        s.replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A")
-    }
-    fn prop(s: &str) -> String {
-        data(s).replace(':', "%3A").replace(',', "%2C")
-    }
     let level = if d.diagnostic.is_error() {
         "error"
     } else {
@@ -64,18 +56,18 @@ pub fn github_annotation(out: &CompileOutput, d: &FileDiagnostic) -> String {
     if let Some(f) = out.files.get(d.file) {
         let start = f.line_col(d.diagnostic.span.start);
         let end = f.line_col(d.diagnostic.span.end);
-        props.push(format!("file={}", prop(&f.name)));
+        props.push(format!("file={}", escape_property(&f.name)));
         props.push(format!("line={}", start.line));
         props.push(format!("col={}", start.col));
         props.push(format!("endLine={}", end.line));
         props.push(format!("endColumn={}", end.col));
     }
-    props.push(format!("title={}", prop(d.diagnostic.code)));
+    props.push(format!("title={}", escape_property(d.diagnostic.code)));
     let mut message = d.diagnostic.message.clone();
     if let Some(h) = &d.diagnostic.help {
         message.push_str(&format!(" (help: {h})"));
     }
-    format!("::{level} {}::{}", props.join(","), data(&message))
+    format!("::{level} {}::{}", props.join(","), escape_data(&message))
 }
 
 /// GitHub workflow-command escaping (data: %, CR, LF; properties also `:` and `,`).

@@ -72,17 +72,7 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
                     lines: errs.iter().map(|d| out.render(d)).collect(),
                     annotations: errs
                         .iter()
-                        .map(|d| {
-                            let j = output::diagnostic_json(&out, d);
-                            format!(
-                                "::error file={},line={},col={},title={}::{}",
-                                escape_property(j["file"].as_str().unwrap_or("")),
-                                j["line"],
-                                j["col"],
-                                d.diagnostic.code,
-                                escape_data(&d.diagnostic.message)
-                            )
-                        })
+                        .map(|d| output::github_annotation(&out, d))
                         .collect(),
                 });
                 None
