@@ -750,3 +750,34 @@ fn a_stuck_decision_log_costs_the_record_not_the_tool_call() {
     assert_eq!(h.verdict(), "deny", "{}", h.stdout);
     assert!(h.stderr.contains("not logged"), "{}", h.stderr);
 }
+
+/// Agents run hooks in parallel: many processes racing to build the policy cache and to
+/// append to the log all answer correctly, and the log stays one valid chain.
+#[test]
+fn concurrent_hooks_share_the_cache_and_the_log() {
+    let p = Proj::new();
+    let threads: Vec<_> = (0..12)
+        .map(|i| {
+            let root = p.root().to_path_buf();
+            let home = p.home.path().to_path_buf();
+            std::thread::spawn(move || {
+                let cmd = if i % 2 == 0 { "rm -rf ~" } else { "cargo test" };
+                let payload = claude_bash(cmd).replace("/repo", &root.to_string_lossy());
+                let h = run_hook(&root, &home, "claude", &[], payload.as_bytes(), true);
+                (i, h.code, h.verdict())
+            })
+        })
+        .collect();
+    for t in threads {
+        let (i, code, verdict) = t.join().unwrap();
+        assert_eq!(code, 0);
+        assert_eq!(
+            verdict,
+            if i % 2 == 0 { "deny" } else { "allow" },
+            "call {i}"
+        );
+    }
+    let (code, out) = p.cli(&["log", "verify"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("valid: 12 record(s)"), "{out}");
+}
