@@ -174,7 +174,8 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     // PermissionRequest fires while the user is asked: an `ask` lets that prompt stand.
     ("claude", "permission-request-git-push-force", "pass", ""),
     ("claude", "posttooluse-bash", "pass", ""),
-    ("claude", "powershell-remove-item", "pass", ""),
+    // PowerShell is not analysed: asked, never passed through silently.
+    ("claude", "powershell-remove-item", "ask", "exec.powershell"),
     ("claude", "read-ssh-key", "deny", "path.outside-project"),
     ("claude", "task-subagent", "pass", ""),
     ("claude", "webfetch-docs", "pass", ""),

@@ -287,6 +287,7 @@ fn log(
         .iter()
         .map(|a| match a {
             Action::Shell { line } => serde_json::json!({"shell": line}),
+            Action::PowerShell { line } => serde_json::json!({"powershell": line}),
             Action::Path { op, path } => serde_json::json!({"path": path, "op": op.as_str()}),
             Action::Fetch { url } => serde_json::json!({"fetch": url}),
             Action::Mcp { server, tool } => serde_json::json!({"mcp": tool, "server": server}),

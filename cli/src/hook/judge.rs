@@ -263,6 +263,15 @@ pub fn judge(set: &PolicySet, place: &Place, actions: &[Action], role: Option<&s
                 let rel = place.base.resolve(&path.replace('\\', "/"));
                 judge_path(set, place, *op, &rel, role, &mut parts);
             }
+            // Not analysed (PowerShell's syntax is not POSIX shell): a person decides.
+            Action::PowerShell { line } => parts.push(Part {
+                verdict: Effect::Ask,
+                explicit: true,
+                reason: format!(
+                    "`{line}`: PowerShell command lines are not analysed by ContextOS [exec.powershell]"
+                ),
+                rules: Vec::new(),
+            }),
             Action::Fetch { .. } | Action::Mcp { .. } => {}
         }
     }

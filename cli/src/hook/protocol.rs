@@ -54,6 +54,9 @@ impl Agent {
 pub enum Action {
     /// A shell command line (Claude Bash, Cursor beforeShellExecution/Shell tool, Copilot bash).
     Shell { line: String },
+    /// A PowerShell command line: its syntax is not analysed, so the hook asks rather than
+    /// judging it with POSIX shell rules (which would mangle `C:\…` paths and miss cmdlets).
+    PowerShell { line: String },
     /// A file operation; `path` exactly as the agent sent it (often absolute).
     Path { op: PathOp, path: String },
     /// A web fetch / search — ContextOS has no network domain yet; carried for the log.
@@ -521,7 +524,10 @@ fn parse_codex(obj: &Obj) -> Result<HookEvent, ProtocolError> {
 fn claude_actions(tool: &str, input: &Obj, label: &str) -> Result<Vec<Action>, ProtocolError> {
     let label = &format!("{label} tool_input");
     Ok(match tool {
-        "Bash" | "PowerShell" => vec![shell(req_str(input, "command", label)?)],
+        "Bash" => vec![shell(req_str(input, "command", label)?)],
+        "PowerShell" => vec![Action::PowerShell {
+            line: req_str(input, "command", label)?.to_owned(),
+        }],
         "Write" | "Edit" | "MultiEdit" => {
             vec![path(PathOp::Write, req_str(input, "file_path", label)?)]
         }
@@ -762,7 +768,10 @@ fn copilot_actions(
     let label = &format!("{label} {args_key}");
     const PATH_KEYS: [&str; 2] = ["path", "file_path"];
     Ok(match name.as_str() {
-        "bash" | "powershell" => vec![shell(req_str(&input, "command", label)?)],
+        "bash" => vec![shell(req_str(&input, "command", label)?)],
+        "powershell" => vec![Action::PowerShell {
+            line: req_str(&input, "command", label)?.to_owned(),
+        }],
         "view" => paths_from(&input, &PATH_KEYS, PathOp::Read, true, label)?,
         "create" | "edit" => paths_from(&input, &PATH_KEYS, PathOp::Write, true, label)?,
         // `command` here is the editor's sub-command, not a shell line; anything but `view`
@@ -982,7 +991,9 @@ mod tests {
                     "powershell-remove-item.json",
                     pre,
                     "PowerShell",
-                    vec![sh("Remove-Item -Recurse -Force C:\\Users\\dev\\.ssh")],
+                    vec![Action::PowerShell {
+                        line: "Remove-Item -Recurse -Force C:\\Users\\dev\\.ssh".into(),
+                    }],
                     true,
                     false,
                 ),
