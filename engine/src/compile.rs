@@ -413,7 +413,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     } else {
         match Index::build(&rules).and_then(|i| {
             if !options.lazy {
-                i.warm()?;
+                i.warm(&rules)?;
                 warm_rules(&rules)?;
             }
             Ok(i)

@@ -38,7 +38,7 @@ impl PolicySet {
         if let Some(rejection) = canonicalise(&mut req) {
             return rejected(req, rejection);
         }
-        let candidates = self.index.candidates(&req);
+        let candidates = self.index.candidates(&self.rules, &req);
         let rules: Vec<&CompiledRule> = candidates
             .into_iter()
             .filter_map(|i| self.rules.get(i))

@@ -12,10 +12,11 @@ use std::sync::OnceLock;
 
 #[derive(Debug, Default)]
 pub struct Index {
-    /// Path rules per operation (read, write, delete).
-    path: [GlobIndex; 3],
-    plugin: GlobIndex,
-    commit: GlobIndex,
+    /// Path rules per operation (read, write, delete). Each glob index is filed on first
+    /// use: a hook process deciding a command never pays for the path tries.
+    path: [OnceLock<GlobIndex>; 3],
+    plugin: OnceLock<GlobIndex>,
+    commit: OnceLock<GlobIndex>,
     exec: ArgvTrie,
 }
 
@@ -143,9 +144,7 @@ fn literal_dirs(pattern: &str) -> Vec<&str> {
 }
 
 impl GlobIndex {
-    fn build<'a>(
-        rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
-    ) -> Result<GlobIndex, String> {
+    fn build<'a>(rules: impl Iterator<Item = (usize, &'a CompiledRule)>) -> GlobIndex {
         let mut root = NodeBuilder::default();
         let mut always = Vec::new();
         for (i, r) in rules {
@@ -159,10 +158,10 @@ impl GlobIndex {
                 root.insert(&literal_dirs(p), p.to_string(), i, strict);
             }
         }
-        Ok(GlobIndex {
+        GlobIndex {
             root: root.build(),
             always,
-        })
+        }
     }
 
     fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
@@ -214,16 +213,12 @@ impl ArgvTrie {
 
 impl Index {
     pub fn build(rules: &[CompiledRule]) -> Result<Index, String> {
-        let by_domain = |d: Domain| rules.iter().enumerate().filter(move |(_, r)| r.domain == d);
-        let [read, write, delete] = PathOp::ALL.map(|op| {
-            let bit = 1u8 << (op as u8);
-            GlobIndex::build(
-                by_domain(Domain::Path).filter(move |(_, r)| r.ops & bit != 0 || r.ops == ALL_OPS),
-            )
-        });
-        let path = [read?, write?, delete?];
         let mut exec = ArgvTrie::default();
-        for (i, r) in by_domain(Domain::Exec) {
+        for (i, r) in rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.domain == Domain::Exec)
+        {
             if r.exec_patterns.is_empty() {
                 exec.insert(&[], i);
             }
@@ -232,32 +227,58 @@ impl Index {
             }
         }
         Ok(Index {
-            path,
-            plugin: GlobIndex::build(by_domain(Domain::Plugin))?,
-            commit: GlobIndex::build(by_domain(Domain::Commit))?,
+            path: Default::default(),
+            plugin: OnceLock::new(),
+            commit: OnceLock::new(),
             exec,
         })
     }
 
-    /// Compiles every lazily built glob set now; the first failure is returned.
-    pub fn warm(&self) -> Result<(), String> {
-        for g in self.path.iter().chain([&self.plugin, &self.commit]) {
-            g.root.warm()?;
+    fn path_index(&self, rules: &[CompiledRule], op: PathOp) -> &GlobIndex {
+        let bit = 1u8 << (op as u8);
+        self.path[op as usize].get_or_init(|| {
+            GlobIndex::build(rules.iter().enumerate().filter(|(_, r)| {
+                r.domain == Domain::Path && (r.ops & bit != 0 || r.ops == ALL_OPS)
+            }))
+        })
+    }
+
+    fn domain_index<'a>(
+        slot: &'a OnceLock<GlobIndex>,
+        rules: &[CompiledRule],
+        d: Domain,
+    ) -> &'a GlobIndex {
+        slot.get_or_init(|| {
+            GlobIndex::build(rules.iter().enumerate().filter(|(_, r)| r.domain == d))
+        })
+    }
+
+    /// Files and compiles every glob set now; the first failure is returned.
+    pub fn warm(&self, rules: &[CompiledRule]) -> Result<(), String> {
+        for op in PathOp::ALL {
+            self.path_index(rules, op).root.warm()?;
         }
-        Ok(())
+        Self::domain_index(&self.plugin, rules, Domain::Plugin)
+            .root
+            .warm()?;
+        Self::domain_index(&self.commit, rules, Domain::Commit)
+            .root
+            .warm()
     }
 
     /// Candidate rule indices for a request, sorted and de-duplicated.
-    pub fn candidates(&self, req: &Request) -> Vec<usize> {
+    pub fn candidates(&self, rules: &[CompiledRule], req: &Request) -> Vec<usize> {
         let mut out = Vec::new();
         match &req.kind {
-            RequestKind::Path(p) => self.path[p.op as usize].candidates(&p.path, &mut out),
-            RequestKind::Plugin(p) => self.plugin.candidates(&p.name, &mut out),
+            RequestKind::Path(p) => self.path_index(rules, p.op).candidates(&p.path, &mut out),
+            RequestKind::Plugin(p) => Self::domain_index(&self.plugin, rules, Domain::Plugin)
+                .candidates(&p.name, &mut out),
             RequestKind::Commit(c) => {
+                let commit = Self::domain_index(&self.commit, rules, Domain::Commit);
                 for f in &c.files {
-                    self.commit.candidates(f, &mut out);
+                    commit.candidates(f, &mut out);
                 }
-                out.extend_from_slice(&self.commit.always);
+                out.extend_from_slice(&commit.always);
             }
             RequestKind::Exec(e) => {
                 let mut words: Vec<&str> = e.argv.iter().map(String::as_str).collect();
