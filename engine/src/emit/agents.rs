@@ -184,6 +184,36 @@ pub(crate) fn sorted_rules(set: &PolicySet) -> Vec<&CompiledRule> {
     v
 }
 
+/// The guides that get a path-scoped instruction file (`.claude/rules`, Copilot's
+/// `.instructions.md`), with their file stems. Role guides stay in AGENTS.md under their
+/// role (a path-scoped file would give the advice to every session); manual guides reach
+/// an agent only when a person names them.
+pub(crate) fn path_scoped_guides(set: &PolicySet) -> Vec<(&CompiledGuide, String)> {
+    set.guides
+        .iter()
+        .zip(guide_stems(&set.guides))
+        .filter(|(g, _)| {
+            !g.scope.is_empty() && g.role.is_none() && g.apply != crate::policy::GuideApply::Manual
+        })
+        .collect()
+}
+
+/// A whole-file guide: the target's front matter, the generated header, the title and
+/// the body.
+pub(crate) fn guide_file(front_matter: String, g: &CompiledGuide) -> String {
+    let mut text = front_matter;
+    text.push_str(GENERATED_HEADER);
+    text.push_str("\n\n# ");
+    text.push_str(&md_inline(&g.title));
+    text.push('\n');
+    let body = md_block(&g.text);
+    if !body.is_empty() {
+        text.push('\n');
+        text.push_str(&body);
+    }
+    text
+}
+
 /// Guides sorted by id, byte-wise (then by where they were written: guide ids need not be
 /// unique).
 /// Manual guides are left out: `AGENTS.md` is always loaded, and a manual guide reaches an

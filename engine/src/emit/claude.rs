@@ -32,8 +32,8 @@
 //! rules have no Claude form at all.
 
 use super::agents::{
-    expand_braces, frontmatter, guide_stems, is_match_all_path, md_block, md_code, md_inline,
-    sorted_rules, Fm, GENERATED_HEADER,
+    expand_braces, frontmatter, guide_file, is_match_all_path, md_code, path_scoped_guides,
+    sorted_rules, Fm,
 };
 use super::{Content, Emitted, JsonPart, Lossy, Output, Target};
 use crate::glob::head_globs;
@@ -59,24 +59,8 @@ pub fn emit(set: &PolicySet) -> Emitted {
         content: Content::Block { text: claude_md() },
     }];
 
-    let stems = guide_stems(&set.guides);
-    for (g, stem) in set.guides.iter().zip(&stems) {
-        // Role guides stay in AGENTS.md under their role: a path-scoped rule file would
-        // give the advice to every session.
-        // Manual guides reach an agent only when a person names them (Cursor's `@`).
-        if g.scope.is_empty() || g.role.is_some() || g.apply == crate::policy::GuideApply::Manual {
-            continue;
-        }
-        let mut text = frontmatter(&[("paths", Fm::List(&g.scope))]);
-        text.push_str(GENERATED_HEADER);
-        text.push_str("\n\n# ");
-        text.push_str(&md_inline(&g.title));
-        text.push('\n');
-        let body = md_block(&g.text);
-        if !body.is_empty() {
-            text.push('\n');
-            text.push_str(&body);
-        }
+    for (g, stem) in path_scoped_guides(set) {
+        let text = guide_file(frontmatter(&[("paths", Fm::List(&g.scope))]), g);
         outputs.push(Output {
             path: format!(".claude/rules/{stem}.md"),
             target: Target::Claude,

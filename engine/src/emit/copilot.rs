@@ -8,8 +8,7 @@
 //! enforcement; its `ask` reaches the CLI but the cloud agent acts only on `deny`.
 
 use super::agents::{
-    comma_globs, frontmatter, guide_stems, md_block, md_inline, rule_line, sorted_rules, Fm,
-    GENERATED_HEADER,
+    comma_globs, frontmatter, guide_file, path_scoped_guides, rule_line, sorted_rules, Fm,
 };
 use super::{Content, Emitted, Lossy, Output, Target};
 use crate::policy::PolicySet;
@@ -52,25 +51,9 @@ pub fn emit(set: &PolicySet) -> Emitted {
             },
         },
     ];
-    let stems = guide_stems(&set.guides);
-    for (g, stem) in set.guides.iter().zip(&stems) {
-        // Role guides stay in AGENTS.md under their role: `applyTo` would give them to
-        // every session.
-        // Manual guides reach an agent only when a person names them (Cursor's `@`).
-        if g.scope.is_empty() || g.role.is_some() || g.apply == crate::policy::GuideApply::Manual {
-            continue;
-        }
+    for (g, stem) in path_scoped_guides(set) {
         let apply_to = comma_globs(&g.scope);
-        let mut text = frontmatter(&[("applyTo", Fm::Quoted(&apply_to))]);
-        text.push_str(GENERATED_HEADER);
-        text.push_str("\n\n# ");
-        text.push_str(&md_inline(&g.title));
-        text.push('\n');
-        let body = md_block(&g.text);
-        if !body.is_empty() {
-            text.push('\n');
-            text.push_str(&body);
-        }
+        let text = guide_file(frontmatter(&[("applyTo", Fm::Quoted(&apply_to))]), g);
         outputs.push(Output {
             path: format!(".github/instructions/{stem}.instructions.md"),
             target: Target::Copilot,
