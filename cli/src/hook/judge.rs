@@ -108,12 +108,15 @@ impl Judgement {
         }
         let reason = format!("ContextOS: {}", reasons.join("; "));
         match v {
-            Effect::Deny => {
-                if reasons.is_empty() {
-                    return Answer::Pass;
-                }
-                Answer::Deny { reason }
-            }
+            // Every deny part carries a reason; were one ever missing, the verdict is
+            // still a deny, never silence.
+            Effect::Deny => Answer::Deny {
+                reason: if reasons.is_empty() {
+                    "ContextOS: denied by the policies".into()
+                } else {
+                    reason
+                },
+            },
             Effect::Ask if !reasons.is_empty() => Answer::Ask { reason },
             Effect::Allow if self.parts.iter().all(|p| p.explicit) => Answer::Allow { reason },
             _ => Answer::Pass,

@@ -70,7 +70,11 @@ pub fn landing(root: &Path, rel: &str) -> Landing {
                     }
                 }
             }
-            _ => cur = next,
+            Ok(_) => cur = next,
+            // Not there yet: a write would create it here.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => cur = next,
+            // Unreadable (permissions, I/O): whether it is a link cannot be known.
+            Err(e) => return Landing::Unresolvable(format!("{}: {e}", next.display())),
         }
     }
     if !followed {
