@@ -437,6 +437,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         rules,
         defaults: default_effects,
         guides,
+        detectors: Vec::new(),
         tests,
         roles,
         index,

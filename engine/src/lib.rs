@@ -11,6 +11,7 @@
 pub mod canon;
 pub mod compile;
 pub mod decision;
+pub mod detector;
 pub mod effects;
 pub mod emit;
 pub mod eval;
