@@ -22,6 +22,7 @@ pub mod ir;
 pub mod plugins;
 pub mod policy;
 pub mod request;
+pub mod scan;
 pub mod schema;
 pub mod script;
 pub mod snapshot;
