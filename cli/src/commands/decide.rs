@@ -69,6 +69,12 @@ enum What {
         findings: Vec<String>,
         #[arg(long, default_value = "")]
         message: String,
+        /// What the finding is: secret, blocked-file, stub, scope, oversize, change.
+        #[arg(long, default_value = "")]
+        kind: String,
+        /// The finding's severity: error or warning.
+        #[arg(long, default_value = "")]
+        severity: String,
         #[arg(long)]
         role: Option<String>,
     },
@@ -161,11 +167,15 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     files,
                     findings,
                     message,
+                    kind,
+                    severity,
                     role,
                 } => Request::new(RequestKind::Commit(CommitRequest {
                     files: files.clone(),
                     findings: findings.clone(),
                     message: message.clone(),
+                    kind: kind.clone(),
+                    severity: severity.clone(),
                 }))
                 .with_role(role.clone()),
                 What::Exec { .. } => return ctx.fail("internal: exec handled above"),
