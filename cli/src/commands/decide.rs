@@ -132,7 +132,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
             );
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
-                Format::Text | Format::Github => print_shell(&d, explain),
+                Format::Text | Format::Github | Format::Sarif => print_shell(&d, explain),
             }
             exit_for(d.verdict)
         }
@@ -183,7 +183,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
             let d = single(req);
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
-                Format::Text | Format::Github => print_decision(&d, explain, ""),
+                Format::Text | Format::Github | Format::Sarif => print_decision(&d, explain, ""),
             }
             exit_for(d.verdict)
         }
