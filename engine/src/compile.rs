@@ -92,6 +92,8 @@ struct Ctx<'a> {
     lets: HashMap<String, LetDef>,
     cycles_reported: BTreeSet<String>,
     scripts: ScriptHost,
+    /// [`CompileOptions::lazy`]: detector regexes are only parsed, not compiled.
+    lazy: bool,
 }
 
 impl Ctx<'_> {
@@ -205,6 +207,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         lets: HashMap::new(),
         cycles_reported: BTreeSet::new(),
         scripts: ScriptHost::new(),
+        lazy: options.lazy,
     };
     let mut parsed = Vec::new();
     for (i, s) in sources.iter().enumerate() {

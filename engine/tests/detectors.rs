@@ -74,6 +74,7 @@ fn blank(id: &str, kind: DetectorKind, o: Origin) -> CompiledDetector {
         paths: Vec::new(),
         exclude: Vec::new(),
         content: None,
+        skip: None,
         multiline: false,
         code_only: false,
         unless_before: None,
