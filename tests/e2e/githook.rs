@@ -629,3 +629,88 @@ fn githook_pre_commit_framework_definition_runs_the_enforcing_scan() {
         assert!(yaml.lines().any(|l| l == line), "missing `{line}`");
     }
 }
+
+/// A leaked AWS secret and an OpenSSH private key, assembled at run time so this source
+/// file itself holds no secret-shaped line.
+fn leaked_env() -> String {
+    let key_id = ["AKIA", "Q3EGRZ7TXW4NPL2M"].concat();
+    let secret = ["wJ8rT2kX9mQ4vB7nL1pZ", "5cY3hD6fG0sA8eU2iO4w"].concat();
+    let armour = ["-----BEGIN OPENSSH ", "PRIVATE KEY-----"].concat();
+    let armour_end = ["-----END OPENSSH ", "PRIVATE KEY-----"].concat();
+    format!(
+        "AWS_ACCESS_KEY_ID={key_id}\nAWS_SECRET_ACCESS_KEY={secret}\nDEPLOY_KEY=\"{armour}\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDx4kTq0nP3vXy7Zb2mE9sWcLr8aK5uHj1dGf6oYtNiQwAAAJgx8rLhMfK5\n{armour_end}\"\n"
+    )
+}
+
+/// The real binary, end to end: `contextos hook install` with nothing but defaults, then
+/// `git commit` runs `contextos scan --staged --enforce` from the block.
+#[test]
+#[ignore = "needs `contextos scan --staged` from main; un-ignored when it is merged"]
+fn githook_the_real_scan_blocks_a_bad_commit_and_lets_a_clean_one_through() {
+    let env = Env::new();
+    let repo = env.repo("repo");
+    let hook = repo.join(".git/hooks/pre-commit");
+    write_hook(&hook, USER_HOOK.as_bytes(), 0o755);
+    let r = env.cx(&repo, &["hook", "install"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+
+    env.clear_log();
+    let c = env.commit(&repo, "README.md", "# project\n\nHow to build it.\n");
+    assert_eq!(c.code, 0, "a clean commit passes: {}{}", c.stdout, c.stderr);
+    assert_eq!(
+        env.log_lines(),
+        vec!["user hook"],
+        "the user's hook still runs"
+    );
+
+    env.clear_log();
+    let before = env.commits(&repo);
+    let c = env.commit(&repo, ".env", &leaked_env());
+    assert_eq!(
+        c.code, 1,
+        "a bad commit is blocked: {}{}",
+        c.stdout, c.stderr
+    );
+    assert!(
+        c.stderr.contains(".env") || c.stdout.contains(".env"),
+        "{}{}",
+        c.stdout,
+        c.stderr
+    );
+    assert_eq!(env.commits(&repo), before);
+    assert!(env.log_lines().is_empty(), "nothing after the block ran");
+
+    // Unstaging the bad file lets the next clean commit through again.
+    env.git(&repo, &["rm", "-q", "--cached", ".env"]);
+    let c = env.commit(&repo, "src/lib.rs", "pub fn build() {}\n");
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+}
+
+/// `git commit -a` and `git commit PATH` hand the hook a temporary index through
+/// `GIT_INDEX_FILE`; the scan must judge that index, not `.git/index`.
+#[test]
+#[ignore = "needs `contextos scan --staged` from main; un-ignored when it is merged"]
+fn githook_the_real_scan_judges_the_index_git_commit_a_builds() {
+    let env = Env::new();
+    let repo = env.repo("repo");
+    let r = env.cx(&repo, &["hook", "install"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    std::fs::write(repo.join("README.md"), "# project\n\nclean\n").unwrap();
+    let c = env.try_git(&repo, &["commit", "-q", "-a", "-m", "clean via -a"]);
+    assert_eq!(
+        c.code, 0,
+        "a clean commit -a passes: {}{}",
+        c.stdout, c.stderr
+    );
+    let before = env.commits(&repo);
+    std::fs::write(repo.join("README.md"), leaked_env()).unwrap();
+    let c = env.try_git(&repo, &["commit", "-q", "-a", "-m", "leak via -a"]);
+    assert_ne!(c.code, 0, "commit -a with a leak: {}{}", c.stdout, c.stderr);
+    let c = env.try_git(&repo, &["commit", "-q", "-m", "leak via path", "README.md"]);
+    assert_ne!(
+        c.code, 0,
+        "commit PATH with a leak: {}{}",
+        c.stdout, c.stderr
+    );
+    assert_eq!(env.commits(&repo), before);
+}
