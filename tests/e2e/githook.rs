@@ -714,3 +714,69 @@ fn githook_the_real_scan_judges_the_index_git_commit_a_builds() {
     );
     assert_eq!(env.commits(&repo), before);
 }
+
+#[test]
+fn githook_a_worktree_s_own_core_hooks_path_is_honoured() {
+    let env = Env::new();
+    let repo = env.repo("repo");
+    let wt = env.tmp.path().join("wt");
+    env.git(
+        &repo,
+        &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
+    );
+    let own = env.tmp.path().join("wt-hooks");
+    env.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
+    env.git(
+        &wt,
+        &[
+            "config",
+            "--worktree",
+            "core.hooksPath",
+            own.to_str().unwrap(),
+        ],
+    );
+    env.install_stub(&wt);
+    assert!(own.join("pre-commit").is_file());
+    assert!(!repo.join(".git/hooks/pre-commit").exists());
+    env.clear_log();
+    let c = env.commit(&wt, ".env", "TOKEN=x\n");
+    assert_ne!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    // The main worktree has no hook: its commit runs nothing.
+    let c = env.commit(&repo, "a.txt", "a\n");
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    assert_eq!(env.log_lines().len(), 1, "{:?}", env.log_lines());
+}
+
+#[test]
+fn githook_a_project_in_a_subdirectory_is_scanned_as_that_project() {
+    let env = Env::new();
+    let repo = env.repo("repo");
+    let sub = repo.join("services/api");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("contextos.toml"), "").unwrap();
+    let stub = env.stub();
+    // No --project: found from the working directory, like every command.
+    let r = env.cx_in(
+        &sub,
+        &[
+            "--format",
+            "json",
+            "hook",
+            "install",
+            "--binary",
+            stub.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["project"], "services/api");
+    env.clear_log();
+    let c = env.commit(&repo, "a.txt", "a\n");
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    assert_eq!(
+        env.log_lines(),
+        vec![format!(
+            "contextos --project {}/services/api scan --staged --enforce",
+            canonical(&repo)
+        )]
+    );
+}
