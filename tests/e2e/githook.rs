@@ -780,3 +780,36 @@ fn githook_a_project_in_a_subdirectory_is_scanned_as_that_project() {
         )]
     );
 }
+
+#[test]
+fn githook_a_block_of_the_node_tool_is_reported_not_silently_kept() {
+    let env = Env::new();
+    let repo = env.repo("repo");
+    let hook = repo.join(".git/hooks/pre-commit");
+    let legacy = "#!/bin/sh\n# BEGIN CONTEXTOS HOOK\n./node_modules/.bin/contextos scan --staged --enforce || exit $?\n# END CONTEXTOS HOOK\n";
+    write_hook(&hook, legacy.as_bytes(), 0o755);
+    let stub = env.stub();
+    let r = env.cx(
+        &repo,
+        &[
+            "--format",
+            "json",
+            "hook",
+            "install",
+            "--binary",
+            stub.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert!(
+        j["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("# BEGIN CONTEXTOS HOOK")),
+        "{j}"
+    );
+    let text = std::fs::read_to_string(&hook).unwrap();
+    assert!(text.find(BEGIN).unwrap() < text.find("# BEGIN CONTEXTOS HOOK").unwrap());
+}
