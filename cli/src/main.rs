@@ -19,6 +19,7 @@ mod output;
 mod plugins;
 mod policy_cache;
 mod project;
+mod scan_report;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -48,6 +49,8 @@ pub enum Format {
     /// GitHub Actions workflow commands (`::error file=…`) where findings have locations;
     /// plain text elsewhere.
     Github,
+    /// SARIF 2.1.0 (`scan`); plain text elsewhere.
+    Sarif,
 }
 
 #[derive(Debug, Subcommand)]
@@ -79,6 +82,8 @@ enum Command {
     Gate(commands::gate::GateArgs),
     /// Signed, pinned policy packs: add, verify, list, keygen, sign.
     Plugin(commands::plugin::Args),
+    /// The commit verdict on the git index: secrets, blocked files, stubs, scope.
+    Scan(commands::scan::Args),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +106,7 @@ fn main() -> ExitCode {
         Command::Plugin(a) => commands::plugin::run(&ctx, &a),
         Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),
         Command::Gate(a) => commands::gate::run(&ctx, &a),
+        Command::Scan(a) => commands::scan::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

@@ -437,6 +437,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         rules,
         defaults: default_effects,
         guides,
+        detectors: Vec::new(),
         tests,
         roles,
         index,
@@ -1325,6 +1326,8 @@ fn compile_test(
                 for (k, v) in fields {
                     match (k.node.as_str(), &v.node) {
                         ("message", ast::Value::Str(s)) => req.message = s.clone(),
+                        ("kind", ast::Value::Str(s)) => req.kind = s.clone(),
+                        ("severity", ast::Value::Str(s)) => req.severity = s.clone(),
                         ("findings", ast::Value::List(items)) => {
                             req.findings =
                                 ctx.expand(fi, items, &mut Vec::new()).unwrap_or_default()
@@ -1337,7 +1340,9 @@ fn compile_test(
                                     k.span,
                                     format!("unexpected commit field `{other}`"),
                                 )
-                                .with_help("use message: \"…\" or findings: [\"rule-id\", …]"),
+                                .with_help(
+                                    "use message: \"…\", findings: [\"rule-id\", …], kind: \"secret\" or severity: \"error\"",
+                                ),
                             );
                             good = false;
                         }
