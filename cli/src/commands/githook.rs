@@ -49,7 +49,7 @@ fn report(ctx: &Context, result: Result<Outcome, githook::HookError>) -> u8 {
             "binary": out.binary.as_ref().map(|b| b.display().to_string()),
             "warnings": out.warnings,
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             use githook::Action::*;
             let line = match out.action {
                 Created => format!("created {hook} running `contextos scan --staged --enforce`"),
