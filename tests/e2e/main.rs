@@ -5,6 +5,7 @@ mod compile;
 mod githook;
 mod hooks;
 mod plugins;
+mod scan;
 mod schema;
 
 use serde_json::Value;
