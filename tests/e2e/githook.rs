@@ -645,7 +645,6 @@ fn leaked_env() -> String {
 /// The real binary, end to end: `contextos hook install` with nothing but defaults, then
 /// `git commit` runs `contextos scan --staged --enforce` from the block.
 #[test]
-#[ignore = "needs the stdlib detectors (secrets, blocked files) from main; un-ignored when they are merged"]
 fn githook_the_real_scan_blocks_a_bad_commit_and_lets_a_clean_one_through() {
     let env = Env::new();
     let repo = env.repo("repo");
@@ -689,7 +688,6 @@ fn githook_the_real_scan_blocks_a_bad_commit_and_lets_a_clean_one_through() {
 /// `git commit -a` and `git commit PATH` hand the hook a temporary index through
 /// `GIT_INDEX_FILE`; the scan must judge that index, not `.git/index`.
 #[test]
-#[ignore = "needs the stdlib detectors (secrets, blocked files) from main; un-ignored when they are merged"]
 fn githook_the_real_scan_judges_the_index_git_commit_a_builds() {
     let env = Env::new();
     let repo = env.repo("repo");
