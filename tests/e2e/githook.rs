@@ -811,3 +811,32 @@ fn githook_a_block_of_the_node_tool_is_reported_not_silently_kept() {
     let text = std::fs::read_to_string(&hook).unwrap();
     assert!(text.find(BEGIN).unwrap() < text.find("# BEGIN CONTEXTOS HOOK").unwrap());
 }
+
+#[test]
+fn githook_paths_with_spaces_quotes_and_dollars_reach_the_scan_intact() {
+    let env = Env::new();
+    let repo = env.repo("my repo's $HOME `x`");
+    let dir = env.tmp.path().join("odd bin/it's $(here)");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stub = dir.join("contextos");
+    std::fs::copy(env.stub(), &stub).unwrap();
+    let r = env.cx(
+        &repo,
+        &["hook", "install", "--binary", stub.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    env.clear_log();
+    // Committed from a subdirectory: git runs the hook from the root all the same.
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    std::fs::write(repo.join("sub/a.txt"), "a\n").unwrap();
+    env.git(&repo.join("sub"), &["add", "a.txt"]);
+    let c = env.try_git(&repo.join("sub"), &["commit", "-q", "-m", "a"]);
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    assert_eq!(
+        env.log_lines(),
+        vec![format!(
+            "contextos --project {} scan --staged --enforce",
+            canonical(&repo)
+        )]
+    );
+}
