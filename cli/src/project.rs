@@ -88,23 +88,7 @@ pub enum ProjectError {
 
 impl Project {
     pub fn discover(explicit: Option<&Path>) -> Result<Project, ProjectError> {
-        let root = match explicit {
-            Some(p) => p.to_path_buf(),
-            None => {
-                let cwd = std::env::current_dir().map_err(|e| ProjectError::Io {
-                    path: ".".into(),
-                    source: e,
-                })?;
-                cwd.ancestors()
-                    .find(|d| {
-                        d.join("contextos.toml").is_file()
-                            || d.join(".contextos").is_dir()
-                            || d.join(".git").exists()
-                    })
-                    .map(Path::to_path_buf)
-                    .unwrap_or(cwd)
-            }
-        };
+        let root = Project::find_root(explicit)?;
         let cfg_path = root.join("contextos.toml");
         let config = match std::fs::read_to_string(&cfg_path) {
             Ok(text) => toml::from_str::<Config>(&text).map_err(|e| {
@@ -133,6 +117,29 @@ impl Project {
             }
         };
         Ok(Project { root, config })
+    }
+
+    /// The project directory without reading its configuration: `explicit`, else the
+    /// nearest ancestor of the working directory holding `contextos.toml`, `.contextos`
+    /// or `.git`, else the working directory.
+    pub fn find_root(explicit: Option<&Path>) -> Result<PathBuf, ProjectError> {
+        Ok(match explicit {
+            Some(p) => p.to_path_buf(),
+            None => {
+                let cwd = std::env::current_dir().map_err(|e| ProjectError::Io {
+                    path: ".".into(),
+                    source: e,
+                })?;
+                cwd.ancestors()
+                    .find(|d| {
+                        d.join("contextos.toml").is_file()
+                            || d.join(".contextos").is_dir()
+                            || d.join(".git").exists()
+                    })
+                    .map(Path::to_path_buf)
+                    .unwrap_or(cwd)
+            }
+        })
     }
 
     /// The project's own policy files, sorted byte-wise for deterministic load order.

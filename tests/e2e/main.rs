@@ -2,6 +2,7 @@
 //! End-to-end tests: the real `contextos` binary in real project directories.
 
 mod compile;
+mod githook;
 mod hooks;
 mod plugins;
 mod scan;

@@ -6,6 +6,7 @@ pub mod compile;
 pub mod decide;
 pub mod fmt;
 pub mod gate;
+pub mod githook;
 pub mod hook;
 pub mod journal;
 pub mod lock;
