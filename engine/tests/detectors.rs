@@ -360,6 +360,13 @@ fn group_must_exist_in_every_pattern() {
 }
 
 #[test]
+fn keywords_are_lower_cased_for_ascii_only() {
+    // The prefilter is ASCII case-insensitive, so only ASCII letters are folded.
+    let src = "language 1;\ndetector stub \"x\" { keywords: [\"ÄBC_Def\"] } because \"x\";";
+    assert_eq!(set(src).detectors[0].keywords, ["Äbc_def"]);
+}
+
+#[test]
 fn file_detectors_take_globs() {
     let src = "language 1;\ndetector file \"src/[a\" because \"x\";";
     assert_eq!(one(src), ("E0112", 2, 15));

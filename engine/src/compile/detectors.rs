@@ -295,7 +295,7 @@ pub(super) fn compile_detector(
                                     .with_help("an empty keyword would let every line through"),
                             );
                         }
-                        out.keywords = vals.iter().map(|w| w.to_lowercase()).collect();
+                        out.keywords = vals.iter().map(|w| w.to_ascii_lowercase()).collect();
                     }
                     "stopwords" => out.stopwords = vals,
                     "allow" => out.allow = vals,
