@@ -75,6 +75,24 @@ fn regex_message(e: &regex::Error) -> String {
         .unwrap_or_else(|| text.lines().last().unwrap_or("").trim().to_string())
 }
 
+/// Regex syntax that a path glob would take literally, so a `file` detector written with
+/// a regex fails loudly instead of never matching.
+fn regex_syntax_in_glob(p: &str) -> Option<&'static str> {
+    if p.starts_with('^') {
+        return Some("`^` anchor");
+    }
+    if p.ends_with('$') && !p.ends_with("\\$") {
+        return Some("`$` anchor");
+    }
+    if p.contains("(?") {
+        return Some("`(?` group");
+    }
+    ["\\d", "\\w", "\\s", "\\b"]
+        .into_iter()
+        .find(|class| p.contains(class))
+        .map(|_| "`\\d`, `\\w`, `\\s` or `\\b` class")
+}
+
 fn value_type(v: &Value) -> &'static str {
     match v {
         Value::Str(_) => "string",
@@ -201,6 +219,22 @@ pub(super) fn compile_detector(
             continue;
         }
         if kind == DetectorKind::File {
+            if let Some(what) = regex_syntax_in_glob(p) {
+                ctx.err(
+                    fi,
+                    Diagnostic::error(
+                        "E0112",
+                        *span,
+                        format!("`{p}` looks like a regex ({what}), not a path glob"),
+                    )
+                    .with_label("a regex?")
+                    .with_help(
+                        "`file` detectors match paths with globs such as `**/.env.*`; \
+                         put a regex over the file's content in `content: \"…\"`",
+                    ),
+                );
+                continue;
+            }
             if let Err(e) = path_glob(p) {
                 ctx.err(
                     fi,
@@ -303,7 +337,7 @@ pub(super) fn compile_detector(
                                     .with_help("an empty keyword would let every line through"),
                             );
                         }
-                        out.keywords = vals.iter().map(|w| w.to_lowercase()).collect();
+                        out.keywords = vals.iter().map(|w| w.to_ascii_lowercase()).collect();
                     }
                     "stopwords" => out.stopwords = vals,
                     "allow" => out.allow = vals,
