@@ -7,7 +7,7 @@
 //! finding id), for rules about the change rather than a finding. The verdict is the
 //! strongest of them all: `deny` blocks, `ask` needs review, `allow` is advisory.
 
-use super::{ChangedFile, Finding};
+use super::Finding;
 use crate::decision::Decision;
 use crate::eval::EvalOptions;
 use crate::policy::PolicySet;
@@ -51,7 +51,7 @@ fn request(
 /// the evaluator, so a broken rule can only make the verdict stronger.
 pub fn decide(
     policy: &PolicySet,
-    files: &[ChangedFile],
+    paths: &[String],
     findings: Vec<Finding>,
     role: Option<&str>,
 ) -> CommitVerdict {
@@ -73,12 +73,6 @@ pub fn decide(
             decision,
         });
     }
-    let mut paths: Vec<String> = files
-        .iter()
-        .flat_map(|f| f.paths().map(str::to_string))
-        .collect();
-    paths.sort();
-    paths.dedup();
     let mut ids: Vec<String> = judged.iter().map(|j| j.finding.rule.clone()).collect();
     ids.sort();
     ids.dedup();
@@ -87,7 +81,10 @@ pub fn decide(
         .map(|j| j.finding.severity)
         .max()
         .map_or("", |s| s.as_str());
-    let change = policy.decide(&request(paths, ids, "change", severity, role), opts);
+    let change = policy.decide(
+        &request(paths.to_vec(), ids, "change", severity, role),
+        opts,
+    );
     verdict = verdict.max(change.verdict);
     CommitVerdict {
         verdict,
