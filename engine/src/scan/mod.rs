@@ -236,11 +236,16 @@ fn scan_one(
     detectors: &detect::Detectors,
     scope: Option<&scope::Scope>,
     opts: staged::ReadOptions,
-) -> Result<(Vec<Finding>, Vec<(Finding, suppress::SuppressedBy)>, u64), ScanError> {
+) -> Result<Scanned, ScanError> {
     let file = change.load(repo, entry, opts)?;
     let found = find(detectors, std::slice::from_ref(&file), scope).map_err(ScanError::Detector)?;
     let (kept, suppressed) = suppress::apply_inline(found, std::slice::from_ref(&file));
-    Ok((kept, suppressed, file.size))
+    Ok(Scanned {
+        findings: kept,
+        suppressed,
+        files: 1,
+        bytes: file.size,
+    })
 }
 
 /// Scans every staged entry, on `threads` workers (each with its own repository handle),
@@ -268,10 +273,10 @@ pub fn scan_staged(
                         break;
                     };
                     match scan_one(change, &repo, entry, detectors, scope, opts) {
-                        Ok((kept, suppressed, bytes)) => {
-                            mine.findings.extend(kept);
-                            mine.suppressed.extend(suppressed);
-                            mine.bytes += bytes;
+                        Ok(one) => {
+                            mine.findings.extend(one.findings);
+                            mine.suppressed.extend(one.suppressed);
+                            mine.bytes += one.bytes;
                         }
                         Err(e) => {
                             failed.store(true, Ordering::Relaxed);
