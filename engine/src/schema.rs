@@ -236,7 +236,7 @@ pub fn obligation_keys(domain: Domain, name: &str) -> Option<&'static [&'static 
     match (domain, name) {
         (Domain::Exec, "sandbox") => Some(&[
             "profile", "image", "network", "memory", "cpus", "pids", "timeout", "user", "readonly",
-            "tmpfs", "env", "output",
+            "tmpfs", "env", "output", "pull", "digest",
         ]),
         _ => None,
     }
