@@ -77,6 +77,9 @@ enum Command {
     Gate(commands::gate::GateArgs),
     /// Signed, pinned policy packs: add, verify, list, keygen, sign.
     Plugin(commands::plugin::Args),
+    /// Run a command in the hardened sandbox (the exec verdict decides; results come
+    /// back through the journal).
+    Run(commands::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Plugin(a) => commands::plugin::run(&ctx, &a),
         Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),
         Command::Gate(a) => commands::gate::run(&ctx, &a),
+        Command::Run(a) => commands::run::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

@@ -10,6 +10,20 @@ use std::path::{Path, PathBuf};
 pub struct Config {
     #[serde(default)]
     pub policies: PolicyConfig,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
+}
+
+/// `[sandbox]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// The image `contextos run` uses when no rule and no `--image` names one.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Read only to be ignored loudly: a repository can never choose host-unsafe mode.
+    #[serde(default)]
+    pub host_unsafe: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1325,6 +1325,8 @@ fn compile_test(
                 for (k, v) in fields {
                     match (k.node.as_str(), &v.node) {
                         ("message", ast::Value::Str(s)) => req.message = s.clone(),
+                        ("host_unsafe", ast::Value::Bool(b)) => req.host_unsafe = *b,
+                        ("auto_merge", ast::Value::Bool(b)) => req.auto_merge = *b,
                         ("findings", ast::Value::List(items)) => {
                             req.findings =
                                 ctx.expand(fi, items, &mut Vec::new()).unwrap_or_default()
@@ -1337,7 +1339,7 @@ fn compile_test(
                                     k.span,
                                     format!("unexpected commit field `{other}`"),
                                 )
-                                .with_help("use message: \"…\" or findings: [\"rule-id\", …]"),
+                                .with_help("use message: \"…\", findings: [\"rule-id\", …], host_unsafe: true or auto_merge: true"),
                             );
                             good = false;
                         }

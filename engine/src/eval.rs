@@ -344,6 +344,8 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
         (Attr::CommitFiles, RequestKind::Commit(c)) => V::List(Cow::Borrowed(&c.files)),
         (Attr::CommitFindings, RequestKind::Commit(c)) => V::List(Cow::Borrowed(&c.findings)),
         (Attr::CommitMessage, RequestKind::Commit(c)) => s(&c.message),
+        (Attr::CommitHostUnsafe, RequestKind::Commit(c)) => V::Bool(c.host_unsafe),
+        (Attr::CommitAutoMerge, RequestKind::Commit(c)) => V::Bool(c.auto_merge),
         (a, _) => {
             return Err(format!(
                 "attribute {a:?} is not part of a {} request",

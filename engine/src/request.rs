@@ -92,6 +92,12 @@ pub struct CommitRequest {
     /// Rule ids of scanner findings in the change.
     pub findings: Vec<String>,
     pub message: String,
+    /// Some change in the set was produced by a host-unsafe run (outside the sandbox).
+    #[serde(default, rename = "hostUnsafe")]
+    pub host_unsafe: bool,
+    /// The change set is to be merged without a human (an auto-merge request).
+    #[serde(default, rename = "autoMerge")]
+    pub auto_merge: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

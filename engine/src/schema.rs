@@ -46,6 +46,8 @@ pub enum Attr {
     CommitFiles,
     CommitFindings,
     CommitMessage,
+    CommitHostUnsafe,
+    CommitAutoMerge,
 }
 
 #[derive(Debug)]
@@ -198,6 +200,20 @@ pub const ATTRS: &[AttrInfo] = &[
         ty: Ty::Str,
         domain: Some(Domain::Commit),
         doc: "commit message",
+    },
+    AttrInfo {
+        names: &["commit.host_unsafe"],
+        attr: Attr::CommitHostUnsafe,
+        ty: Ty::Bool,
+        domain: Some(Domain::Commit),
+        doc: "a change in the set was produced by a host-unsafe run",
+    },
+    AttrInfo {
+        names: &["commit.auto_merge"],
+        attr: Attr::CommitAutoMerge,
+        ty: Ty::Bool,
+        domain: Some(Domain::Commit),
+        doc: "the set is to be merged without a human",
     },
 ];
 

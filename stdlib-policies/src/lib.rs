@@ -19,4 +19,8 @@ pub const FILES: &[(&str, &str)] = &[
         "stdlib/plugins.policy",
         include_str!("../policies/plugins.policy"),
     ),
+    (
+        "stdlib/sandbox.policy",
+        include_str!("../policies/sandbox.policy"),
+    ),
 ];

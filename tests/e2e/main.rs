@@ -4,6 +4,7 @@
 mod compile;
 mod hooks;
 mod plugins;
+mod sandbox;
 mod schema;
 
 use serde_json::Value;

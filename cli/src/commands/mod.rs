@@ -11,6 +11,7 @@ pub mod journal;
 pub mod lock;
 pub mod log;
 pub mod plugin;
+pub mod run;
 pub mod test;
 
 use crate::output;

@@ -9,8 +9,7 @@ use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use std::collections::HashMap;
 
 /// Where the sandbox sees the project snapshot (read-only) and the output area.
-pub const WORKSPACE: &str = "/workspace";
-pub const OUTPUT: &str = "/output";
+pub use super::workspace::{OUTPUT_MOUNT as OUTPUT, WORKSPACE_MOUNT as WORKSPACE};
 /// The sandbox user's home directory: a tmpfs like `/tmp`.
 pub const HOME: &str = "/home/sandbox";
 /// The label every ContextOS container carries, with the run id as its value.

@@ -18,6 +18,10 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// Where the container sees the snapshot (read-only) and the output area.
+pub const WORKSPACE_MOUNT: &str = "/workspace";
+pub const OUTPUT_MOUNT: &str = "/output";
+
 /// A run directory could not be prepared or read.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
