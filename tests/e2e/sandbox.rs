@@ -470,7 +470,7 @@ fn ctrl_c_kills_and_removes_the_container() {
     let child = Command::new(env!("CARGO_BIN_EXE_contextos"))
         .arg("--project")
         .arg(p.path())
-        .args(["--format", "json", "run", "--", "sleep", "60"])
+        .args(["--format", "json", "run", "--", "sleep", "61"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -487,7 +487,7 @@ fn ctrl_c_kills_and_removes_the_container() {
             "label=io.contextos.run",
         ]);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if let Some(line) = text.lines().find(|l| l.contains("sleep 60")) {
+        if let Some(line) = text.lines().find(|l| l.contains("sleep 61")) {
             seen = line.split_whitespace().next().unwrap_or("").to_string();
             break;
         }
@@ -520,4 +520,156 @@ fn contextos_env(project: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// A user config directory outside every project.
+fn user_config(host_unsafe: bool) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(d.path().join("contextos")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        d.path().join("contextos/config.toml"),
+        format!("[run]\nhost_unsafe = {host_unsafe}\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    d
+}
+
+const HOST_POLICY: &str = r#"language 1;
+@id("sh-ok")
+allow exec "sh *" because "test";
+"#;
+
+/// Writes the environment a command sees into its output area.
+const ENV_PROBE: &str =
+    "echo \"token=${GITHUB_TOKEN:-} preload=${LD_PRELOAD:-} gitdir=${GIT_DIR:-} unsafe=${CONTEXTOS_HOST_UNSAFE:-}\" > \"$CONTEXTOS_OUTPUT/env.txt\"";
+
+#[test]
+fn a_repository_cannot_switch_on_host_unsafe() {
+    let p = project(Some(HOST_POLICY));
+    std::fs::write(
+        p.path().join("contextos.toml"),
+        "[sandbox]\nhost_unsafe = true\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let cfg = user_config(false);
+    let bogus = format!("unix://{}", p.path().join("no.sock").display());
+    let r = contextos_env(
+        p.path(),
+        &["run", "--yes", "--", "sh", "-c", ENV_PROBE],
+        &[
+            ("XDG_CONFIG_HOME", &cfg.path().display().to_string()),
+            ("DOCKER_HOST", &bogus),
+        ],
+    );
+    // The repository's setting is ignored: the sandbox is still required, and with no
+    // engine nothing runs anywhere.
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("a repository cannot choose host-unsafe"),
+        "{}",
+        r.stderr
+    );
+    assert!(!p.path().join("env.txt").exists());
+
+    // A "user" config planted inside the repository is refused too.
+    let inside = p.path().join("cfg/contextos");
+    std::fs::create_dir_all(&inside).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(inside.join("config.toml"), "[run]\nhost_unsafe = true\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = contextos_env(
+        p.path(),
+        &["run", "--yes", "--", "sh", "-c", ENV_PROBE],
+        &[
+            (
+                "XDG_CONFIG_HOME",
+                &p.path().join("cfg").display().to_string(),
+            ),
+            ("DOCKER_HOST", &bogus),
+        ],
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("inside the project"), "{}", r.stderr);
+    assert!(!p.path().join("env.txt").exists());
+
+    // The flag needs a confirmation; without a terminal or --yes nothing runs.
+    let r = contextos_env(
+        p.path(),
+        &["run", "--host-unsafe", "--", "sh", "-c", "echo ran"],
+        &[("XDG_CONFIG_HOME", &cfg.path().display().to_string())],
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("needs confirmation"), "{}", r.stderr);
+    assert!(!r.stdout.contains("ran"), "{}", r.stdout);
+
+    // And an agent asking for it is denied by the stdlib.
+    let r = contextos(
+        p.path(),
+        &[
+            "decide",
+            "exec",
+            "--",
+            "contextos",
+            "run",
+            "--host-unsafe",
+            "--yes",
+            "--",
+            "make",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("std-exec-no-host-unsafe"), "{}", r.stdout);
+}
+
+#[test]
+fn host_unsafe_by_the_user_scrubs_the_environment_and_blocks_auto_merge() {
+    let p = project(Some(HOST_POLICY));
+    let cfg = user_config(true);
+    let r = contextos_env(
+        p.path(),
+        &[
+            "--format", "json", "run", "--yes", "--", "sh", "-c", ENV_PROBE,
+        ],
+        &[
+            ("XDG_CONFIG_HOME", &cfg.path().display().to_string()),
+            ("GITHUB_TOKEN", "ghp_secret"),
+            ("LD_PRELOAD", "/nonexistent.so"),
+            ("GIT_DIR", "/elsewhere"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap_or_default();
+    assert_eq!(j["mode"], "host-unsafe");
+    assert_eq!(j["autoMerge"], "blocked");
+    assert_eq!(j["apply"]["applied"], true, "{j}");
+    // The result came back through the journal, without any secret.
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("env.txt")).unwrap_or_default(),
+        "token= preload= gitdir= unsafe=1\n"
+    );
+    // The run is recorded, and the commit domain sees it.
+    let runs: Vec<_> = std::fs::read_dir(p.path().join(".contextos/state/runs"))
+        .map(|d| d.flatten().collect())
+        .unwrap_or_default();
+    assert_eq!(runs.len(), 1);
+    let r = contextos(
+        p.path(),
+        &[
+            "--format",
+            "json",
+            "decide",
+            "commit",
+            "env.txt",
+            "--auto-merge",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(
+        r.json()["decidedBy"][0]["id"],
+        "std-commit-host-unsafe-no-auto-merge"
+    );
+    // A human merging it is fine; auto-merging an unrelated file is fine.
+    let r = contextos(p.path(), &["decide", "commit", "env.txt"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let r = contextos(p.path(), &["decide", "commit", "other.txt", "--auto-merge"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
 }
