@@ -608,7 +608,7 @@ fn record(root: &Path, report: &Report) -> Result<(), String> {
         .apply
         .as_ref()
         .filter(|a| a["applied"] == true)
-        .and_then(|_| report.results.as_ref())
+        .and(report.results.as_ref())
         .and_then(|r| r["changeset"]["changes"].as_array())
         .map(|c| {
             c.iter()

@@ -392,9 +392,7 @@ async fn run_async(
     };
     let removed = remove(docker, &name).await;
     let end = end?;
-    if let Err(e) = removed {
-        return Err(e);
-    }
+    removed?;
     let (exit_code, timed_out, interrupted) = match end {
         End::Exited(code) => (code.or(inspected_code), false, false),
         End::TimedOut => (None, true, false),
