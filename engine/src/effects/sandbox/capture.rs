@@ -7,6 +7,13 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+/// Which stream a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
 #[derive(Debug, Clone)]
 pub struct Capture {
     cap: usize,

@@ -3,8 +3,7 @@
 //! Ctrl-C ends the whole tree. Its results still come back only through the output
 //! area and the journal, and every result is marked `auto_merge: blocked`.
 
-use super::capture::{Capture, Captured};
-use super::runner::Stream;
+use super::capture::{Capture, Captured, Stream};
 use serde::Serialize;
 use std::io::Read;
 use std::os::unix::process::CommandExt;

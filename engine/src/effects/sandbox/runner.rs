@@ -39,12 +39,7 @@ fn fail(code: &'static str, message: impl Into<String>) -> SandboxError {
     }
 }
 
-/// Which stream a chunk came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    Stdout,
-    Stderr,
-}
+pub use super::capture::Stream;
 
 /// An image resolved to what will actually run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
