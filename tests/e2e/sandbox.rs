@@ -441,6 +441,18 @@ fn deny_means_nothing_runs_and_no_engine_means_no_fallback() {
     assert_eq!(j["ran"], false);
     assert_eq!(j["verdict"], "deny");
     assert!(!p.path().join("x").exists());
+    // Ask without confirmation: nothing runs either (exit 3).
+    let r = contextos_env(
+        p.path(),
+        &["--format", "json", "run", "--", "make", "deploy"],
+        &[("DOCKER_HOST", host.as_str())],
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap_or_default();
+    assert_eq!(
+        (j["verdict"].as_str(), j["ran"].as_bool()),
+        (Some("ask"), Some(false))
+    );
     // Allowed, but no engine: exit 2 and nothing runs on the host either.
     let r = contextos_env(
         p.path(),
@@ -672,4 +684,94 @@ fn host_unsafe_by_the_user_scrubs_the_environment_and_blocks_auto_merge() {
     assert_eq!(r.code, 0, "{}", r.stdout);
     let r = contextos(p.path(), &["decide", "commit", "other.txt", "--auto-merge"]);
     assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
+#[test]
+fn images_are_pinned_by_id_and_never_pulled_unless_allowed() {
+    let img = image();
+    let p = project(Some(
+        "language 1;\n@id(\"t\")\nallow exec \"/bin/true\" with sandbox { memory: \"64MiB\" } because \"t\";\n",
+    ));
+    let (r, j) = run_json(p.path(), &["--image", img, "--", "/bin/true"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let id = j["image"]["id"].as_str().unwrap_or_default().to_string();
+    assert!(id.starts_with("sha256:") && id.len() == 71, "{j}");
+    assert_eq!(j["image"]["reference"], img);
+    // The strict profile requires a digest: a tag is refused, the id is accepted.
+    let (r, j) = run_json(
+        p.path(),
+        &["--profile", "strict", "--image", img, "--", "/bin/true"],
+    );
+    assert_eq!(r.code, 2, "{j}");
+    assert!(
+        j["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("by digest"),
+        "{j}"
+    );
+    assert_eq!(j["ran"], false);
+    let (r, j) = run_json(
+        p.path(),
+        &["--profile", "strict", "--image", &id, "--", "/bin/true"],
+    );
+    assert_eq!(r.code, 0, "{j}");
+    assert_eq!(j["image"]["id"], id.as_str());
+    // A missing image is not pulled without `pull: true`.
+    let (r, j) = run_json(
+        p.path(),
+        &["--image", "contextos-e2e-absent:never", "--", "/bin/true"],
+    );
+    assert_eq!(r.code, 2, "{j}");
+    assert!(
+        j["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("does not allow pulls"),
+        "{j}"
+    );
+    // No image at all is an error, not a default.
+    let (r, j) = run_json(p.path(), &["--", "/bin/true"]);
+    assert_eq!(r.code, 2, "{j}");
+    assert!(
+        j["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("no image"),
+        "{j}"
+    );
+}
+
+#[test]
+fn a_policy_cannot_loosen_the_floor() {
+    let img = image();
+    let p = project(Some(&format!(
+        "language 1;\n@id(\"big\")\nallow exec \"/bin/true\" with sandbox {{ image: \"{img}\", memory: \"64GiB\" }} because \"t\";\n"
+    )));
+    let (r, j) = run_json(p.path(), &["--", "/bin/true"]);
+    assert_eq!(r.code, 2, "{j}");
+    assert!(
+        j["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("loosens the floor"),
+        "{j}"
+    );
+    assert_eq!(j["ran"], false);
+    // A rule that pins the image: `--image` cannot replace it.
+    std::fs::write(
+        p.path().join(".contextos/policies/main.policy"),
+        format!("language 1;\n@id(\"pin\")\nallow exec \"/bin/true\" with sandbox {{ image: \"{img}\" }} because \"t\";\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (r, j) = run_json(p.path(), &["--image", "other:1", "--", "/bin/true"]);
+    assert_eq!(r.code, 2, "{j}");
+    assert!(
+        j["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pins the image"),
+        "{j}"
+    );
+    assert_eq!(j["ran"], false);
 }

@@ -589,6 +589,39 @@ fn summary(r: &Report) {
         _ => format!("exited {}", r.exit_code.unwrap_or(-1)),
     };
     eprintln!("contextos run: {end} {how}");
+    if let Some(a) = &r.apply {
+        if a["applied"] != true {
+            let n = r
+                .results
+                .as_ref()
+                .and_then(|x| x["changeset"]["changes"].as_array())
+                .map_or(0, Vec::len);
+            let why = a["reason"].as_str().map_or_else(
+                || {
+                    format!(
+                        "the results' verdict is {}",
+                        a["verdict"].as_str().unwrap_or("?")
+                    )
+                },
+                str::to_string,
+            );
+            eprintln!("contextos run: {n} result file(s) not applied: {why}");
+        }
+    }
+    if let Some(refused) = r
+        .results
+        .as_ref()
+        .and_then(|x| x["refused"].as_array())
+        .filter(|a| !a.is_empty())
+    {
+        for x in refused {
+            eprintln!(
+                "contextos run: refused {}: {}",
+                x["path"].as_str().unwrap_or("?"),
+                x["reason"].as_str().unwrap_or("?")
+            );
+        }
+    }
     for (name, cap) in [
         ("stdout", r.sandbox.as_ref().map(|o| &o.stdout)),
         ("stderr", r.sandbox.as_ref().map(|o| &o.stderr)),

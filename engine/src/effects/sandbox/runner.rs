@@ -88,6 +88,8 @@ pub struct Runner {
     /// Where the engine was looked for, for messages.
     pub host: String,
     pub api_version: String,
+    /// CPUs the engine's host has: the daemon refuses a CPU limit above it.
+    pub ncpu: Option<u64>,
 }
 
 fn api_error(what: &str, e: &BollardError) -> SandboxError {
@@ -137,12 +139,18 @@ impl Runner {
             )
         };
         let docker = Docker::connect_with_defaults().map_err(|e| no_engine(&e))?;
-        let version = rt
+        let (version, info) = rt
             .block_on(async {
                 docker.ping().await?;
-                docker.version().await
+                let v = docker.version().await?;
+                let i = docker.info().await?;
+                Ok::<_, BollardError>((v, i))
             })
             .map_err(|e| no_engine(&e))?;
+        let ncpu = info
+            .ncpu
+            .and_then(|n| u64::try_from(n).ok())
+            .filter(|n| *n > 0);
         let api = version.api_version.unwrap_or_default();
         match parse_api(&api) {
             Some(v) if v >= MIN_API => {}
@@ -162,6 +170,7 @@ impl Runner {
             rt,
             host,
             api_version: api,
+            ncpu,
         })
     }
 
@@ -233,8 +242,13 @@ impl Runner {
         opts: RunOptions,
         on_output: &mut dyn FnMut(Stream, &[u8]),
     ) -> Result<Outcome, SandboxError> {
+        // The floor's CPU limit can exceed a small host; fewer CPUs only tightens it.
+        let mut profile = profile.clone();
+        if let Some(n) = self.ncpu {
+            profile.millicpus = profile.millicpus.min(n.saturating_mul(1000));
+        }
         self.rt
-            .block_on(run_async(&self.docker, profile, plan, opts, on_output))
+            .block_on(run_async(&self.docker, &profile, plan, opts, on_output))
     }
 
     /// Whether a container with this name still exists.
