@@ -775,3 +775,32 @@ fn a_policy_cannot_loosen_the_floor() {
     );
     assert_eq!(j["ran"], false);
 }
+
+#[test]
+fn output_is_capped_and_hashed_in_full_and_the_exit_code_is_exact() {
+    let img = image();
+    let p = project(Some(&format!(
+        "language 1;\n@id(\"t\")\nallow exec \"sh *\" with sandbox {{ image: \"{img}\", output: \"1KiB\" }} because \"t\";\n"
+    )));
+    std::fs::write(
+        p.path().join("chatty.sh"),
+        "head -c 100000 /dev/zero | tr '\\0' a\necho done >&2\nexit 7\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (r, j) = run_json(p.path(), &["--", "sh", "chatty.sh"]);
+    assert_eq!(r.code, 7, "{j}");
+    assert_eq!(j["exitCode"], 7);
+    assert_eq!(j["sandbox"]["exitCode"], 7);
+    let out = &j["sandbox"]["stdout"];
+    assert_eq!(out["bytes"], 100_000);
+    assert_eq!(out["kept"], 1024);
+    assert_eq!(out["truncated"], true);
+    assert_eq!(out["text"].as_str().map(str::len), Some(1024));
+    assert_eq!(
+        out["sha256"].as_str().unwrap_or_default(),
+        contextos_sha(&[b'a'; 100_000]),
+        "the digest covers all 100000 bytes"
+    );
+    assert_eq!(j["sandbox"]["stderr"]["text"], "done\n");
+    assert_eq!(j["sandbox"]["stderr"]["truncated"], false);
+}
