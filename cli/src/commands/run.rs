@@ -388,6 +388,20 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             Ok(r) => r,
             Err(e) => return fail(report, e.message),
         };
+        // No run lives longer than the floor's timeout; a minute's grace covers the kill
+        // and removal of one that just timed out.
+        let max_age = Profile::floor().timeout + std::time::Duration::from_secs(60);
+        match runner.sweep_stale(max_age) {
+            Ok(swept) if !swept.is_empty() => report.warnings.push(format!(
+                "removed {} container(s) left by an earlier run that could not clean up: {}",
+                swept.len(),
+                swept.join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => report
+                .warnings
+                .push(format!("could not look for leftover containers: {e}")),
+        }
         let Some(reference) = prof.image.clone() else {
             report.profile = Some(prof);
             return fail(

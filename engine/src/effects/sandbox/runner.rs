@@ -251,6 +251,43 @@ impl Runner {
             .block_on(run_async(&self.docker, &profile, plan, opts, on_output))
     }
 
+    /// Removes ContextOS containers older than `max_age`: no run outlives the floor's
+    /// timeout, so such a container was left by a `contextos` that was killed before it
+    /// could clean up (SIGKILL, a crash, a lost machine). Returns the removed names.
+    pub fn sweep_stale(&self, max_age: Duration) -> Result<Vec<String>, SandboxError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.rt.block_on(async {
+            let filters = std::collections::HashMap::from([("label", vec![super::spec::LABEL])]);
+            let list = self
+                .docker
+                .list_containers(Some(
+                    bollard::query_parameters::ListContainersOptionsBuilder::new()
+                        .all(true)
+                        .filters(&filters)
+                        .build(),
+                ))
+                .await
+                .map_err(|e| api_error("listing containers", &e))?;
+            let mut removed = Vec::new();
+            for c in list {
+                let created = c.created.and_then(|t| u64::try_from(t).ok());
+                let name = c
+                    .names
+                    .as_ref()
+                    .and_then(|n| n.first())
+                    .map(|n| n.trim_start_matches('/').to_string());
+                if let (Some(name), true) = (name, is_stale(created, now, max_age)) {
+                    if remove(&self.docker, &name).await.is_ok() {
+                        removed.push(name);
+                    }
+                }
+            }
+            Ok(removed)
+        })
+    }
+
     /// Whether a container with this name still exists.
     pub fn container_exists(&self, name: &str) -> Result<bool, SandboxError> {
         self.rt.block_on(async {
@@ -261,6 +298,13 @@ impl Runner {
             }
         })
     }
+}
+
+/// A container created at `created` (unix seconds) is stale at `now` once it is older
+/// than `max_age`. An unknown creation time is never stale: only what is known to be
+/// orphaned is removed.
+pub fn is_stale(created: Option<u64>, now: u64, max_age: Duration) -> bool {
+    created.is_some_and(|c| now.saturating_sub(c) > max_age.as_secs())
 }
 
 /// `sha256:<hex>` or `name@sha256:<hex>`.
@@ -463,6 +507,19 @@ mod tests {
         assert!(!is_digest_reference("busybox"));
         assert!(!is_digest_reference("sha256:abc"));
         assert!(!is_digest_reference(&format!("sha256:{}", "g".repeat(64))));
+    }
+
+    #[test]
+    fn only_containers_older_than_any_run_can_be_are_stale() {
+        let max = Duration::from_secs(660);
+        assert!(is_stale(Some(1_000), 1_000 + 661, max));
+        assert!(!is_stale(Some(1_000), 1_000 + 660, max));
+        assert!(!is_stale(Some(1_000), 1_000 + 5, max));
+        assert!(!is_stale(None, 1_000_000, max));
+        assert!(
+            !is_stale(Some(2_000), 1_000, max),
+            "a clock behind the engine's"
+        );
     }
 
     #[test]
