@@ -84,6 +84,9 @@ enum Command {
     Plugin(commands::plugin::Args),
     /// The commit verdict on the git index: secrets, blocked files, stubs, scope.
     Scan(commands::scan::Args),
+    /// Run a command in the hardened sandbox (the exec verdict decides; results come
+    /// back through the journal).
+    Run(commands::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),
         Command::Gate(a) => commands::gate::run(&ctx, &a),
         Command::Scan(a) => commands::scan::run(&ctx, &a),
+        Command::Run(a) => commands::run::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

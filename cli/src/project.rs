@@ -12,6 +12,8 @@ pub struct Config {
     pub policies: PolicyConfig,
     #[serde(default)]
     pub scan: ScanConfig,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
 
 /// `[scan]` in contextos.toml: limits and files of `contextos scan --staged`.
@@ -26,6 +28,18 @@ pub struct ScanConfig {
     /// (default `.contextos/scan-baseline.toml`).
     #[serde(default)]
     pub baseline: Option<String>,
+}
+
+/// `[sandbox]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// The image `contextos run` uses when no rule and no `--image` names one.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Read only to be ignored loudly: a repository can never choose host-unsafe mode.
+    #[serde(default)]
+    pub host_unsafe: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -5,6 +5,7 @@ mod compile;
 mod githook;
 mod hooks;
 mod plugins;
+mod sandbox;
 mod scan;
 mod schema;
 

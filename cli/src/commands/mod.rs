@@ -12,6 +12,7 @@ pub mod journal;
 pub mod lock;
 pub mod log;
 pub mod plugin;
+pub mod run;
 pub mod scan;
 pub mod test;
 

@@ -179,7 +179,12 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     let mut suppressed = scanned.suppressed;
     let (kept, by_baseline) = baseline.apply(scanned.findings);
     suppressed.extend(by_baseline);
-    let verdict = scan::verdict::decide(&policy, &change.paths(), kept, args.role.as_deref());
+    let paths = change.paths();
+    let facts = scan::verdict::ChangeFacts {
+        role: args.role.as_deref(),
+        host_unsafe: super::run::produced_by_host_unsafe(&project.root, &paths),
+    };
+    let verdict = scan::verdict::decide(&policy, &paths, kept, facts);
 
     let report = Report {
         verdict: &verdict,

@@ -30,12 +30,20 @@ pub struct CommitVerdict {
     pub change: Decision,
 }
 
+/// Facts about the change that hold for every request made about it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChangeFacts<'a> {
+    pub role: Option<&'a str>,
+    /// Some staged path was last written by a host-unsafe `contextos run`.
+    pub host_unsafe: bool,
+}
+
 fn request(
     files: Vec<String>,
     findings: Vec<String>,
     kind: &str,
     severity: &str,
-    role: Option<&str>,
+    facts: ChangeFacts<'_>,
 ) -> Request {
     Request::new(RequestKind::Commit(CommitRequest {
         files,
@@ -43,8 +51,11 @@ fn request(
         message: String::new(),
         kind: kind.to_string(),
         severity: severity.to_string(),
+        host_unsafe: facts.host_unsafe,
+        // A commit is not a merge: auto-merge is decided where merges happen.
+        auto_merge: false,
     }))
-    .with_role(role.map(str::to_string))
+    .with_role(facts.role.map(str::to_string))
 }
 
 /// Decides every finding and the change; evaluation errors resolve stricter inside
@@ -53,7 +64,7 @@ pub fn decide(
     policy: &PolicySet,
     paths: &[String],
     findings: Vec<Finding>,
-    role: Option<&str>,
+    facts: ChangeFacts<'_>,
 ) -> CommitVerdict {
     let opts = EvalOptions::default();
     let mut verdict = Effect::Allow;
@@ -64,7 +75,7 @@ pub fn decide(
             vec![f.rule.clone()],
             f.kind.as_str(),
             f.severity.as_str(),
-            role,
+            facts,
         );
         let decision = policy.decide(&req, opts);
         verdict = verdict.max(decision.verdict);
@@ -82,7 +93,7 @@ pub fn decide(
         .max()
         .map_or("", |s| s.as_str());
     let change = policy.decide(
-        &request(paths.to_vec(), ids, "change", severity, role),
+        &request(paths.to_vec(), ids, "change", severity, facts),
         opts,
     );
     verdict = verdict.max(change.verdict);
