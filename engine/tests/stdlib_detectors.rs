@@ -184,6 +184,28 @@ fn positives() -> Vec<(&'static str, &'static str, String)> {
             format!("{{\"apiKey\": \"{}\"}}\n", rnd(43, 32, HEX)),
         ),
         (
+            "generic-secret-attribute",
+            "Web.config",
+            format!("  <add key=\"DbPassword\" value=\"{}\" />\n", rnd(46, 20, AN)),
+        ),
+        ("netrc-password", ".netrc", format!("password {}\n", rnd(47, 20, AN))),
+        (
+            "private-key",
+            "values.yaml",
+            format!(
+                "tls:\n  key: |\n    -----BEGIN RSA {}-----\n    Proc-Type: 4,ENCRYPTED\n    DEK-Info: AES-128-CBC,00112233\n\n    {}\n    -----END RSA PRIVATE KEY-----\n",
+                "PRIVATE KEY",
+                rnd(48, 64, B64)
+            )
+            .split_once("tls:\n  key: |\n")
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default(),
+        ),
+        ("rust-todo", "src/lib.rs", "fn f() -> u8 { todo!() }\n".into()),
+        ("php-not-implemented", "src/A.php", "throw new \\Exception('Not implemented');\n".into()),
+        ("implement-me", "src/a.go", "// TODO: implement retries\n".into()),
+        ("elided-code", "src/a.ts", "// ... rest of code ...\n".into()),
+        (
             "generic-secret-assignment",
             "db.yml",
             format!("password: {}$&{}\n", rnd(44, 8, AN), rnd(45, 6, AN)),
@@ -233,6 +255,10 @@ fn negatives() -> Vec<(&'static str, String)> {
         ("views.py", "password_field = forms.CharField(widget=forms.PasswordInput)\n".into()),
         ("src/lib.rs", "let token_count = tokens.len();\n".into()),
         ("id.pub", format!("ssh-ed25519 {} me@host\n", rnd(57, 68, B64))),
+        ("aws.py", format!("key = \"{}XXXXXXXXXXXXXXXX\"\n", "AKIA")),
+        ("base.py", "    def run(self):\n        \"\"\"Subclasses implement this.\"\"\"\n".into()),
+        ("docs.md", "TODO: implement the docs\n".into()),
+        ("lint.rs", "const MSG: &str = \"avoid todo!() in commits\";\n".into()),
     ]
 }
 

@@ -238,6 +238,14 @@ impl Detectors {
         };
         let lines = Lines::new(content);
         let matched = self.globs.matches(&file.path);
+        let applies: Vec<bool> = self
+            .prepared
+            .iter()
+            .map(|p| p.det.kind != DetectorKind::File && self.applies(p, &matched))
+            .collect();
+        if !applies.contains(&true) {
+            return Ok(());
+        }
         // (detector, line) pairs whose keyword occurs on an added line.
         let mut todo: BTreeSet<(usize, usize)> = BTreeSet::new();
         for r in added {
@@ -249,18 +257,15 @@ impl Detectors {
             for m in ac.find_overlapping_iter(slice) {
                 let line = lines.line_of(start + m.start());
                 for &di in &self.keyword_owners[m.pattern().as_usize()] {
-                    todo.insert((di, line));
+                    if applies[di] {
+                        todo.insert((di, line));
+                    }
                 }
             }
         }
-        let mut applies: Vec<Option<bool>> = vec![None; self.prepared.len()];
         let mut seen: BTreeSet<(usize, usize)> = BTreeSet::new();
         for (di, line) in todo {
             let p = &self.prepared[di];
-            let ok = *applies[di].get_or_insert_with(|| self.applies(p, &matched));
-            if !ok {
-                continue;
-            }
             let lr = lines.range(line, content);
             let region_end = if p.det.multiline {
                 let r = added.iter().find(|r| r.contains(&line));
