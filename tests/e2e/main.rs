@@ -4,6 +4,7 @@
 mod compile;
 mod hooks;
 mod plugins;
+mod scan_corpus;
 mod schema;
 
 use serde_json::Value;
