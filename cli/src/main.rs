@@ -18,6 +18,7 @@ mod output;
 mod plugins;
 mod policy_cache;
 mod project;
+mod scan_report;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -47,6 +48,8 @@ pub enum Format {
     /// GitHub Actions workflow commands (`::error file=…`) where findings have locations;
     /// plain text elsewhere.
     Github,
+    /// SARIF 2.1.0 (`scan`); plain text elsewhere.
+    Sarif,
 }
 
 #[derive(Debug, Subcommand)]
@@ -77,6 +80,8 @@ enum Command {
     Gate(commands::gate::GateArgs),
     /// Signed, pinned policy packs: add, verify, list, keygen, sign.
     Plugin(commands::plugin::Args),
+    /// The commit verdict on the git index: secrets, blocked files, stubs, scope.
+    Scan(commands::scan::Args),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +104,7 @@ fn main() -> ExitCode {
         Command::Plugin(a) => commands::plugin::run(&ctx, &a),
         Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),
         Command::Gate(a) => commands::gate::run(&ctx, &a),
+        Command::Scan(a) => commands::scan::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

@@ -10,6 +10,22 @@ use std::path::{Path, PathBuf};
 pub struct Config {
     #[serde(default)]
     pub policies: PolicyConfig,
+    #[serde(default)]
+    pub scan: ScanConfig,
+}
+
+/// `[scan]` in contextos.toml: limits and files of `contextos scan --staged`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScanConfig {
+    /// Staged blobs larger than this are not read and block in enforce mode
+    /// (default 8 MiB).
+    #[serde(default)]
+    pub max_blob_bytes: Option<u64>,
+    /// The baseline of accepted findings, relative to the project root
+    /// (default `.contextos/scan-baseline.toml`).
+    #[serde(default)]
+    pub baseline: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

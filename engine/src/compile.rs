@@ -2,6 +2,7 @@
 //! builds the indexed [`PolicySet`]. Every problem becomes a located diagnostic; a set
 //! with any error is never produced (callers fail closed).
 
+use crate::detector::CompiledDetector;
 use crate::glob::{has_glob_meta, path_glob, LazyWordGlob, PathGlobs};
 use crate::index::Index;
 use crate::ir::*;
@@ -12,6 +13,9 @@ use crate::script::ScriptHost;
 use contextos_grammar::ast::{self, Effect, ListItem, Pattern, Span, Spanned, Statement};
 use contextos_grammar::{did_you_mean, Diagnostic, SourceFile};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+mod detectors;
+pub use detectors::{check_regex, DEFAULT_LOOKBACK, REGEX_SIZE_LIMIT};
 
 /// One policy file to compile.
 #[derive(Debug, Clone)]
@@ -91,6 +95,13 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    fn error_count(&self) -> usize {
+        self.diags
+            .iter()
+            .filter(|d| d.diagnostic.is_error())
+            .count()
+    }
+
     fn err(&mut self, file: usize, d: Diagnostic) {
         self.diags.push(FileDiagnostic {
             file,
@@ -323,6 +334,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     // Pass 2: rules, guides, tests.
     let mut rules = Vec::new();
     let mut guides = Vec::new();
+    let mut detectors: Vec<(usize, CompiledDetector)> = Vec::new();
     let mut tests_ast = Vec::new();
     let mut roles = BTreeSet::new();
     for (fi, file) in parsed.iter().enumerate() {
@@ -330,6 +342,9 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
             match stmt {
                 Statement::Rule(r) => rules.extend(compile_rule(&mut ctx, fi, r, None)),
                 Statement::Guide(g) => guides.extend(compile_guide(&mut ctx, fi, g, None)),
+                Statement::Detector(d) => {
+                    detectors.extend(detectors::compile_detector(&mut ctx, fi, d).map(|c| (fi, c)))
+                }
                 Statement::Role(rb) => {
                     roles.insert(rb.name.node.clone());
                     for r in &rb.rules {
@@ -367,10 +382,29 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
             seen.insert(r.id.clone(), r.origin.clone());
         }
     }
+    let mut seen_detectors: HashMap<&str, &Origin> = HashMap::new();
+    for (fi, d) in &detectors {
+        match seen_detectors.get(d.id.as_str()) {
+            Some(prev) => {
+                let msg = format!("detector id `{}` is already used at {prev}", d.id);
+                ctx.err(
+                    *fi,
+                    Diagnostic::error("E0128", Span::new(d.origin.start, d.origin.end), msg)
+                        .with_label("duplicate id")
+                        .with_help(
+                            "detector ids must be unique across the policy set (stdlib included)",
+                        ),
+                );
+            }
+            None => {
+                seen_detectors.insert(&d.id, &d.origin);
+            }
+        }
+    }
     let all_ids: BTreeSet<String> = rules.iter().map(|r| r.id.clone()).collect();
     let disabled: BTreeSet<&str> = options.disabled_rules.iter().map(String::as_str).collect();
     for id in &disabled {
-        if !all_ids.contains(*id) {
+        if !all_ids.contains(*id) && !detectors.iter().any(|(_, d)| d.id == *id) {
             ctx.err(
                 NO_FILE,
                 Diagnostic::warning(
@@ -382,6 +416,11 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         }
     }
     rules.retain(|r| !disabled.contains(r.id.as_str()));
+    let detectors: Vec<CompiledDetector> = detectors
+        .into_iter()
+        .map(|(_, d)| d)
+        .filter(|d| !disabled.contains(d.id.as_str()))
+        .collect();
 
     let mut tests = Vec::new();
     for (fi, t) in tests_ast {
@@ -437,6 +476,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         rules,
         defaults: default_effects,
         guides,
+        detectors,
         tests,
         roles,
         index,
@@ -449,12 +489,13 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     }
 }
 
-/// A plugin pack only adds rules and guides. Changing defaults, redefining another
+/// A plugin pack only adds rules, guides and detectors (a detector only finds; the
+/// verdict on a finding stays with the project's commit rules). Changing defaults, redefining another
 /// layer's `let`s or deciding plugins (its own verdict included) would let a third-party
 /// pack loosen the policies that admitted it.
 fn plugin_may_not(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error("E0120", span, format!("a plugin pack may not {what}")).with_help(
-        "plugin packs may only add rules and guides; put this in the project's own policies",
+        "plugin packs may only add rules, guides and detectors; put this in the project's own policies",
     )
 }
 
@@ -525,12 +566,7 @@ fn compile_rule(
         }
         match a.name.node.as_str() {
             "id" => {
-                let ok = !a.value.node.is_empty()
-                    && a.value
-                        .node
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c));
-                if !ok {
+                if !valid_id(&a.value.node) {
                     ctx.err(
                         fi,
                         Diagnostic::error(
@@ -718,6 +754,14 @@ fn compile_rule(
         layer: ctx.layers[fi],
         analyzable,
     })
+}
+
+/// Rule and detector ids: letters, digits and `-_.:/`.
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c))
 }
 
 /// `git push *` → words [git, push] + any rest; `*` alone → any command.
@@ -1325,6 +1369,8 @@ fn compile_test(
                 for (k, v) in fields {
                     match (k.node.as_str(), &v.node) {
                         ("message", ast::Value::Str(s)) => req.message = s.clone(),
+                        ("kind", ast::Value::Str(s)) => req.kind = s.clone(),
+                        ("severity", ast::Value::Str(s)) => req.severity = s.clone(),
                         ("findings", ast::Value::List(items)) => {
                             req.findings =
                                 ctx.expand(fi, items, &mut Vec::new()).unwrap_or_default()
@@ -1337,7 +1383,9 @@ fn compile_test(
                                     k.span,
                                     format!("unexpected commit field `{other}`"),
                                 )
-                                .with_help("use message: \"…\" or findings: [\"rule-id\", …]"),
+                                .with_help(
+                                    "use message: \"…\", findings: [\"rule-id\", …], kind: \"secret\" or severity: \"error\"",
+                                ),
                             );
                             good = false;
                         }

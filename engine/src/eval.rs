@@ -344,6 +344,8 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
         (Attr::CommitFiles, RequestKind::Commit(c)) => V::List(Cow::Borrowed(&c.files)),
         (Attr::CommitFindings, RequestKind::Commit(c)) => V::List(Cow::Borrowed(&c.findings)),
         (Attr::CommitMessage, RequestKind::Commit(c)) => s(&c.message),
+        (Attr::CommitKind, RequestKind::Commit(c)) => s(&c.kind),
+        (Attr::CommitSeverity, RequestKind::Commit(c)) => s(&c.severity),
         (a, _) => {
             return Err(format!(
                 "attribute {a:?} is not part of a {} request",

@@ -11,6 +11,7 @@
 pub mod canon;
 pub mod compile;
 pub mod decision;
+pub mod detector;
 pub mod effects;
 pub mod emit;
 pub mod eval;
@@ -21,6 +22,7 @@ pub mod ir;
 pub mod plugins;
 pub mod policy;
 pub mod request;
+pub mod scan;
 pub mod schema;
 pub mod script;
 pub mod snapshot;

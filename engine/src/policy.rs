@@ -13,6 +13,8 @@ pub struct PolicySet {
     /// Default effect per domain, indexed by [`Domain::index`].
     pub defaults: [Effect; 4],
     pub guides: Vec<CompiledGuide>,
+    /// What `scan --staged` looks for, in declaration order (stdlib first).
+    pub detectors: Vec<crate::detector::CompiledDetector>,
     pub tests: Vec<CompiledTest>,
     pub roles: BTreeSet<String>,
     pub(crate) index: Index,

@@ -92,6 +92,14 @@ pub struct CommitRequest {
     /// Rule ids of scanner findings in the change.
     pub findings: Vec<String>,
     pub message: String,
+    /// What the finding is (`secret`, `blocked-file`, `stub`, `scope`, `oversize`), or
+    /// `change` for the verdict on the change as a whole.
+    #[serde(default)]
+    pub kind: String,
+    /// The finding's severity (`error`, `warning`); empty for the whole change when it has
+    /// no findings.
+    #[serde(default)]
+    pub severity: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -46,6 +46,8 @@ pub enum Attr {
     CommitFiles,
     CommitFindings,
     CommitMessage,
+    CommitKind,
+    CommitSeverity,
 }
 
 #[derive(Debug)]
@@ -199,6 +201,20 @@ pub const ATTRS: &[AttrInfo] = &[
         domain: Some(Domain::Commit),
         doc: "commit message",
     },
+    AttrInfo {
+        names: &["commit.kind"],
+        attr: Attr::CommitKind,
+        ty: Ty::Str,
+        domain: Some(Domain::Commit),
+        doc: "what a scanner finding is: secret, blocked-file, stub, scope, oversize; change for the whole change",
+    },
+    AttrInfo {
+        names: &["commit.severity"],
+        attr: Attr::CommitSeverity,
+        ty: Ty::Str,
+        domain: Some(Domain::Commit),
+        doc: "severity of a scanner finding: error or warning",
+    },
 ];
 
 pub fn lookup_attr(dotted: &str) -> Option<&'static AttrInfo> {
@@ -266,6 +282,8 @@ pub fn script_vars(domain: Domain) -> &'static [(&'static str, Ty)] {
             ("files", Ty::List),
             ("findings", Ty::List),
             ("message", Ty::Str),
+            ("kind", Ty::Str),
+            ("severity", Ty::Str),
         ],
     }
 }

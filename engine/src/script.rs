@@ -136,6 +136,8 @@ impl ScriptHost {
                 scope.push_constant("files", list(&c.files));
                 scope.push_constant("findings", list(&c.findings));
                 scope.push_constant("message", c.message.clone());
+                scope.push_constant("kind", c.kind.clone());
+                scope.push_constant("severity", c.severity.clone());
             }
             _ => return Err("script evaluated against a request of another domain".into()),
         }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Bumped whenever the encoding of the IR changes; part of every cache key.
-pub const SNAPSHOT_FORMAT: u32 = 2;
+pub const SNAPSHOT_FORMAT: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 struct Snapshot {
@@ -26,6 +26,7 @@ struct Snapshot {
     rules: Vec<RuleSnap>,
     defaults: [Effect; 4],
     guides: Vec<GuideSnap>,
+    detectors: Vec<crate::detector::CompiledDetector>,
     roles: BTreeSet<String>,
     scripts: Vec<(Domain, String)>,
 }
@@ -133,6 +134,7 @@ impl PolicySet {
                     origin: g.origin.clone(),
                 })
                 .collect(),
+            detectors: self.detectors.clone(),
             roles: self.roles.clone(),
             scripts: self.scripts.sources().to_vec(),
         };
@@ -211,6 +213,7 @@ impl PolicySet {
                     origin: g.origin,
                 })
                 .collect(),
+            detectors: snap.detectors,
             tests: Vec::new(),
             roles: snap.roles,
             index,

@@ -191,6 +191,7 @@ fn request() -> impl Strategy<Value = Request> {
                 files,
                 findings,
                 message: message.into(),
+                ..CommitRequest::default()
             }))
         });
     (

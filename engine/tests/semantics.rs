@@ -379,6 +379,7 @@ fn plugin_and_commit_domains() {
                 files: files.iter().map(|f| f.to_string()).collect(),
                 findings: findings.iter().map(|f| f.to_string()).collect(),
                 message: String::new(),
+                ..CommitRequest::default()
             })),
             EvalOptions::default(),
         )

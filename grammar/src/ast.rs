@@ -42,6 +42,7 @@ pub enum Statement {
     Let(LetDecl),
     Rule(Rule),
     Guide(Guide),
+    Detector(Detector),
     Role(RoleBlock),
     Test(TestBlock),
 }
@@ -54,6 +55,7 @@ impl Statement {
             Statement::Let(l) => l.span,
             Statement::Rule(r) => r.span,
             Statement::Guide(g) => g.span,
+            Statement::Detector(d) => d.span,
             Statement::Role(r) => r.span,
             Statement::Test(t) => t.span,
         }
@@ -177,6 +179,21 @@ pub struct Guide {
     pub title: Spanned<String>,
     pub scope: Vec<Pattern>,
     pub body: Vec<Spanned<String>>,
+    pub span: Span,
+}
+
+/// `detector KIND PATTERNS { key: value, … } because "…";`: what `contextos scan --staged`
+/// looks for. The kind and the body keys are checked by the compiler, not the grammar.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Detector {
+    pub annotations: Vec<Annotation>,
+    /// `secret`, `file` or `stub`.
+    pub kind: Spanned<String>,
+    pub patterns: Vec<Pattern>,
+    /// The `{ … }` body in source order (empty when there is none).
+    pub fields: Vec<(Spanned<String>, Spanned<Value>)>,
+    pub because: Option<Spanned<String>>,
+    /// From the first annotation (or `detector`) through the `;`.
     pub span: Span,
 }
 

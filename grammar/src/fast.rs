@@ -482,7 +482,43 @@ impl<'a> Parser<'a> {
             let (g, end) = self.guide(p, annotations)?;
             return Some((Statement::Guide(g), end));
         }
+        if self.starts(p, "detector") {
+            let (d, end) = self.detector(p, annotations)?;
+            return Some((Statement::Detector(d), end));
+        }
         None
+    }
+
+    /// `"detector" ~ ident ~ patterns ~ detector_body? ~ because_clause? ~ ";"` at `p`.
+    fn detector(&self, p: usize, annotations: Vec<Annotation>) -> Option<(Detector, usize)> {
+        let (kind, e) = self.ident_s(self.skip(p + 8))?;
+        let (patterns, e) = self.patterns(self.skip(e))?;
+        let mut q = self.skip(e);
+        let mut fields = Vec::new();
+        if self.at(q) == b'{' {
+            let (entries, e) = self.obligations(q)?;
+            fields = entries;
+            q = self.skip(e);
+        }
+        let mut because = None;
+        if self.starts(q, "because") {
+            let (s, e) = self.string(self.skip(q + 7))?;
+            because = Some(s);
+            q = self.skip(e);
+        }
+        let end = self.expect(q, b';')?;
+        let start = annotations.first().map_or(p, |a| a.span.start);
+        Some((
+            Detector {
+                annotations,
+                kind,
+                patterns,
+                fields,
+                because,
+                span: Span::new(start, end),
+            },
+            end,
+        ))
     }
 
     fn annotation(&self, p: usize) -> Option<(Annotation, usize)> {

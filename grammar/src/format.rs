@@ -28,8 +28,8 @@
 //! ```
 
 use crate::ast::{
-    Annotation, Clause, DefaultDecl, Expr, Guide, LetDecl, ListItem, Obligation, Operand, Pattern,
-    PolicyFile, RoleBlock, RoleItem, Rule, Span, Spanned, Statement, TestBlock, TestCase,
+    Annotation, Clause, DefaultDecl, Detector, Expr, Guide, LetDecl, ListItem, Obligation, Operand,
+    Pattern, PolicyFile, RoleBlock, RoleItem, Rule, Span, Spanned, Statement, TestBlock, TestCase,
     TestRequest, Value,
 };
 use crate::diagnostic::Diagnostic;
@@ -77,6 +77,7 @@ enum Node<'a> {
     Let(&'a LetDecl),
     Rule(&'a Rule),
     Guide(&'a Guide),
+    Detector(&'a Detector),
     Role(&'a RoleBlock),
     Test(&'a TestBlock),
     Case(&'a TestCase),
@@ -91,6 +92,7 @@ impl<'a> From<&'a Statement> for Node<'a> {
             Statement::Let(l) => Node::Let(l),
             Statement::Rule(r) => Node::Rule(r),
             Statement::Guide(g) => Node::Guide(g),
+            Statement::Detector(d) => Node::Detector(d),
             Statement::Role(r) => Node::Role(r),
             Statement::Test(t) => Node::Test(t),
         }
@@ -111,6 +113,7 @@ impl<'a> Node<'a> {
                     .map_or(g.span.start, |a| a.span.start.min(g.span.start)),
                 g.span.end,
             ),
+            Node::Detector(d) => d.span,
             Node::Role(r) => r.span,
             Node::Test(t) => t.span,
             Node::Case(c) => c.span,
@@ -364,6 +367,7 @@ fn layout(src: &str, indent: usize, draw: impl Fn(&mut Render<'_>)) -> String {
             broken: &broken,
             lists: 0,
             flat: Vec::new(),
+            inline_triple: false,
         };
         draw(&mut r);
         let widths: Vec<usize> = r.buf.split('\n').map(|l| l.chars().count()).collect();
@@ -391,6 +395,8 @@ struct Render<'a> {
     /// Lists drawn so far.
     lists: usize,
     flat: Vec<FlatList>,
+    /// Inside a detector: one-line triple-quoted strings (regexes) stay on one line.
+    inline_triple: bool,
 }
 
 impl Render<'_> {
@@ -424,6 +430,7 @@ impl Render<'_> {
             Node::Let(l) => self.let_decl(l),
             Node::Rule(r) => self.rule(r),
             Node::Guide(g) => self.guide_head(g),
+            Node::Detector(d) => self.detector(d),
             Node::Role(r) => self.push(&format!("role {} {{", r.name.node)),
             Node::Test(t) => {
                 self.push("test ");
@@ -468,6 +475,33 @@ impl Render<'_> {
                 self.newline(base + INDENT);
                 self.clause(clause);
             }
+        }
+        self.push(";");
+    }
+
+    /// `detector KIND PATTERNS {`, one `key: value,` per line, `} because "…";`. Regexes
+    /// written triple-quoted on one line stay on one line.
+    fn detector(&mut self, d: &Detector) {
+        let base = self.indent();
+        self.annotations(&d.annotations, base);
+        self.inline_triple = true;
+        self.push(&format!("detector {} ", d.kind.node));
+        self.patterns(&d.patterns);
+        if !d.fields.is_empty() {
+            self.push(" {");
+            for (key, value) in &d.fields {
+                self.newline(base + INDENT);
+                self.push(&format!("{}: ", key.node));
+                self.value(value);
+                self.push(",");
+            }
+            self.newline(base);
+            self.push("}");
+        }
+        self.inline_triple = false;
+        if let Some(because) = &d.because {
+            self.push(" because ");
+            self.string(because);
         }
         self.push(";");
     }
@@ -724,6 +758,12 @@ impl Render<'_> {
             .get(span.start..span.end)
             .is_some_and(|tok| tok.starts_with("\"\"\""));
         if was_triple {
+            if self.inline_triple {
+                if let Some(inline) = triple_quoted_inline(text) {
+                    self.push(&inline);
+                    return;
+                }
+            }
             if let Some(block) = triple_quoted(text, self.indent()) {
                 self.push(&block);
                 return;
@@ -762,6 +802,17 @@ fn quote(text: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// `"""text"""` on one line, or None when the text has a line break or the parser would
+/// not give it back (a leading blank is dedented away; a closing `"` would end it early).
+fn triple_quoted_inline(text: &str) -> Option<String> {
+    let ok = !text.is_empty()
+        && !text.contains(['\n', '\r'])
+        && !text.contains("\"\"\"")
+        && !text.ends_with('"')
+        && dedent(text) == text;
+    ok.then(|| format!("\"\"\"{text}\"\"\""))
 }
 
 /// `"""` block with the text's lines indented by `indent` spaces (blank lines left
@@ -847,6 +898,12 @@ fn opaque_statement(s: &Statement, out: &mut Vec<Span>) {
         Statement::Let(l) => opaque_items(&l.value.node, out),
         Statement::Rule(r) => opaque_rule(r, out),
         Statement::Guide(g) => opaque_guide(g, out),
+        Statement::Detector(d) => {
+            opaque_annotations(&d.annotations, out);
+            opaque_patterns(&d.patterns, out);
+            opaque_entries(&d.fields, out);
+            out.extend(d.because.iter().map(|b| b.span));
+        }
         Statement::Role(r) => {
             for rule in &r.rules {
                 opaque_rule(rule, out);

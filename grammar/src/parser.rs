@@ -189,6 +189,8 @@ fn rule_name(r: R) -> &'static str {
         R::role_block => "`role NAME { … }`",
         R::test_block => "`test \"name\" { … }`",
         R::guide => "`guide \"title\" { … }`",
+        R::detector => "`detector KIND \"…\" { … }`",
+        R::detector_body => "`{ key: value, … }`",
         R::effect => "`allow`, `ask` or `deny`",
         R::ident | R::name => "an identifier",
         R::string | R::plain_str | R::triple_str => "a string",
@@ -290,6 +292,18 @@ fn build_statement(pair: Pair<R>, off: usize) -> Built<Statement> {
             };
             for item in it {
                 if let Some(other) = block.push(build_annotated(item, off)?) {
+                    if let Statement::Detector(d) = &other {
+                        return Err(Diagnostic::error(
+                            "E0121",
+                            Span::new(d.span.start, d.kind.span.end),
+                            "a detector may not appear inside a role",
+                        )
+                        .with_label("inside `role`")
+                        .with_help(
+                            "detectors apply to every commit, whoever makes it: \
+                             declare it outside the `role` block",
+                        ));
+                    }
                     return Err(Diagnostic::error(
                         "E0001",
                         other.span(),
@@ -486,14 +500,48 @@ fn build_annotated(pair: Pair<R>, off: usize) -> Built<Statement> {
             }
             R::rule => return build_rule(item, annotations, off).map(Statement::Rule),
             R::guide => return build_guide(item, annotations, off).map(Statement::Guide),
+            R::detector => return build_detector(item, annotations, off).map(Statement::Detector),
             _ => return Err(internal(span_of(&item, off))),
         }
     }
     Err(Diagnostic::error(
         "E0001",
         annotations.last().map(|a| a.span).unwrap_or_default(),
-        "annotations must be followed by a rule or a guide",
+        "annotations must be followed by a rule, a guide or a detector",
     ))
+}
+
+fn build_detector(pair: Pair<R>, annotations: Vec<Annotation>, off: usize) -> Built<Detector> {
+    let span = span_of(&pair, off);
+    let mut it = pair.into_inner();
+    let kind = spanned_text(&next(&mut it, span)?, off);
+    let mut patterns = Vec::new();
+    let mut fields = Vec::new();
+    let mut because = None;
+    for item in it {
+        match item.as_rule() {
+            R::patterns => {
+                patterns = item
+                    .into_inner()
+                    .map(|p| build_pattern(p, off))
+                    .collect::<Built<_>>()?;
+            }
+            R::detector_body => fields = build_fields(item.into_inner(), off)?,
+            R::because_clause => because = Some(build_string(first_inner(item, span)?, off)?),
+            _ => return Err(internal(span_of(&item, off))),
+        }
+    }
+    Ok(Detector {
+        span: Span::new(
+            annotations.first().map_or(span.start, |a| a.span.start),
+            span.end,
+        ),
+        annotations,
+        kind,
+        patterns,
+        fields,
+        because,
+    })
 }
 
 fn build_rule(pair: Pair<R>, annotations: Vec<Annotation>, off: usize) -> Built<Rule> {

@@ -215,6 +215,12 @@ const TRICKY: &[&str] = &[
     "deny exec \"a\0b\";",
     "allow ask \"x\";",
     "ask exec \"x\" unless a because \"b\" when c with s {} ;",
+    "detector secret \"\"\"\\b(AKIA[A-Z2-7]{16})\\b\"\"\" { keywords: [\"akia\"], entropy: \"3.0\", } because \"k\";",
+    "@id(\"a\")@severity(warning)detector file\"**/.env\",$x,[\"a\",$y]{exclude:[],lookback:3,multiline:true,x:y}because\"b\";",
+    "detector file \"a\" {} ;",
+    "detector file \"a\" // c\n { // d\n } // e\n because // f\n \"b\" // g\n ;",
+    "detectorsecret\"a\";",
+    "detector stub \"\"\"\n    x\n  \"\"\" {};",
 ];
 
 #[test]
@@ -252,6 +258,14 @@ fn tricky_cases_that_pest_rejects_are_refused() {
         "deny exec whenx.y;",
         "test \"t\" { path write \"a\" => deny(a, ); }",
         "deny exec \"x\" when f(a,);",
+        "detector file;",
+        "detector \"a\";",
+        "detector file \"a\" because \"b\" { x: 1 };",
+        "detector file \"a\" { x: 1, , };",
+        "detector file \"a\" { x };",
+        "detector when \"a\";",
+        "detector file \"a\"",
+        "role r { detector file \"a\"; }",
     ] {
         assert!(__parse_fast(src).is_none(), "fast accepted {src:?}");
         assert!(__parse_pest(src).1, "pest accepted {src:?}");
@@ -729,6 +743,28 @@ impl Gen {
         s
     }
 
+    fn detector(&mut self) -> String {
+        let mut s = self.annotations();
+        s += "detector";
+        s += &self.sep();
+        s += self.pick(&["secret", "file", "stub", "x_1"]);
+        s += &self.sep();
+        s += &self.patterns();
+        if self.chance(60) {
+            s += &self.ws();
+            s += &self.obligations();
+        }
+        if self.chance(60) {
+            s += &self.ws();
+            s += "because";
+            s += &self.sep();
+            s += &self.string();
+        }
+        s += &self.ws();
+        s += ";";
+        s
+    }
+
     fn test_case(&mut self) -> String {
         let mut s = match self.below(5) {
             0 => format!(
@@ -847,6 +883,7 @@ impl Gen {
                 s
             }
             5 => self.guide(),
+            6 => self.detector(),
             _ => self.rule(),
         }
     }

@@ -13,6 +13,8 @@ const MESSY_IN: &str = include_str!("fixtures/format/messy.in.policy");
 const MESSY_OUT: &str = include_str!("fixtures/format/messy.out.policy");
 const COMMENTS_IN: &str = include_str!("fixtures/format/comments.in.policy");
 const COMMENTS_OUT: &str = include_str!("fixtures/format/comments.out.policy");
+const DETECTORS_IN: &str = include_str!("fixtures/format/detectors.in.policy");
+const DETECTORS_OUT: &str = include_str!("fixtures/format/detectors.out.policy");
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -367,6 +369,53 @@ fn empty_blocks_and_files() {
 }
 
 #[test]
+fn detectors_format_to_golden_output() {
+    assert_eq!(fmt(DETECTORS_IN), DETECTORS_OUT);
+    check_canonical(DETECTORS_IN);
+    check_canonical(DETECTORS_OUT);
+    assert_eq!(fmt(DETECTORS_OUT), DETECTORS_OUT);
+}
+
+#[test]
+fn detector_layout() {
+    // No body (or an empty one): one line.
+    assert_eq!(
+        fmt("detector  file\n\"**/id_rsa\" {  } because \"k\" ;"),
+        "detector file \"**/id_rsa\" because \"k\";\n"
+    );
+    assert_eq!(fmt("detector file \"a\";"), "detector file \"a\";\n");
+    // A body: one `key: value,` per line, indented with the statement.
+    assert_eq!(
+        fmt("@id(\"s\") detector stub \"x\" { keywords: [\"x\"], code_only: true, lookback: 2 };"),
+        "@id(\"s\")\ndetector stub \"x\" {\n    keywords: [\"x\"],\n    code_only: true,\n    lookback: 2,\n};\n"
+    );
+    // One-line triple-quoted regexes stay triple-quoted on one line; text the parser
+    // would not give back that way becomes a block or a plain string.
+    assert_eq!(
+        fmt("detector secret \"\"\"\\d+\"\"\" { keywords: [\"1\"], allow: [\"\"\"a\\b\"\"\"] };"),
+        "detector secret \"\"\"\\d+\"\"\" {\n    keywords: [\"1\"],\n    allow: [\"\"\"a\\b\"\"\"],\n};\n"
+    );
+    for src in [
+        "detector secret \"\"\"\\d+\"\"\", \"\"\"x\"\"\" { keywords: [\"1\"] };",
+        "detector secret \"\"\"\n  a\n    b\n\"\"\" { keywords: [\"1\"] } because \"\"\"one\"\"\";",
+        "detector secret \"a\\\"\" { keywords: [\"\\\"\"] };",
+        "// before\ndetector file \"a\" { // in\n exclude: [\"b\"], // after b\n} because \"c\"; // end\n",
+    ] {
+        check_canonical(src);
+    }
+    // Long pattern lists break like a rule's.
+    let items: Vec<String> = (0..12).map(|i| format!("\"pattern-number-{i}\"")).collect();
+    let src = format!("detector file [{}];", items.join(","));
+    let out = fmt(&src);
+    assert!(
+        out.starts_with("detector file [\n    \"pattern-number-0\",\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("    \"pattern-number-11\",\n];\n"), "{out}");
+    check_canonical(&src);
+}
+
+#[test]
 fn annotations_and_lets_keep_their_spelling() {
     let src =
         "@id( \"a\" )@severity(error)guide\"g\"for$x,[\"a\"]{\"b\"} let s=\"v\"; let l=[\"v\"];";
@@ -702,6 +751,26 @@ fn guide() -> impl Strategy<Value = Toks> {
         })
 }
 
+fn detector() -> impl Strategy<Value = Toks> {
+    (
+        vec(annotation(), 0..3),
+        ident(),
+        vec(pattern(), 1..3),
+        prop::option::of(entries()),
+        prop::option::of(string()),
+    )
+        .prop_map(|(anns, kind, patterns, body, because)| {
+            cat(vec![
+                anns.concat(),
+                vec!["detector".into(), kind],
+                sep_by(patterns, ",", false),
+                body.unwrap_or_default(),
+                because.map_or_else(Vec::new, |b| vec!["because".into(), b]),
+                tok(";"),
+            ])
+        })
+}
+
 fn role() -> impl Strategy<Value = Toks> {
     (
         "[a-z_][a-z0-9_-]{0,6}",
@@ -776,6 +845,7 @@ fn statement() -> impl Strategy<Value = Toks> {
         2 => (ident(), prop_oneof![list(), string().prop_map(|s| vec![s])])
             .prop_map(|(n, v)| cat(vec![vec!["let".into(), n, "=".into()], v, tok(";")])),
         6 => rule(),
+        2 => detector(),
         2 => guide(),
         2 => role(),
         2 => test_block(),

@@ -18,6 +18,7 @@ fn the_design_example_parses_completely() {
             Statement::Let(_) => "let",
             Statement::Rule(_) => "rule",
             Statement::Guide(_) => "guide",
+            Statement::Detector(_) => "detector",
             Statement::Role(_) => "role",
             Statement::Test(_) => "test",
         })
@@ -164,4 +165,127 @@ fn hostile_nesting_inside_script_bodies_ends_with_an_error() {
     let out = parse(&src);
     assert!(out.has_errors(), "must not be accepted");
     assert_eq!(out.diagnostics[0].code, "E0001");
+}
+
+// ---------------------------------------------------------------------------------------
+// Detectors
+// ---------------------------------------------------------------------------------------
+
+const DETECTORS: &str = r#"language 1;
+@id("aws-access-key-id")
+@severity(error)
+detector secret """\b((?:AKIA|ASIA)[A-Z2-7]{16})\b""" {
+    keywords: ["akia", "asia"],
+    entropy: "3.0",
+    lookback: 6,
+    multiline: true,
+} because "An AWS access key id.";
+detector file "**/.env", $more, ["a", $b] { exclude: ["**/.env.example"] };
+detector file "**/id_rsa" because "k";
+detector stub "\\bx" {};
+"#;
+
+#[test]
+fn detectors_parse_with_every_part() {
+    let out = parse(DETECTORS);
+    assert!(out.diagnostics.is_empty(), "{:#?}", out.diagnostics);
+    let ds: Vec<&Detector> = out
+        .file
+        .statements
+        .iter()
+        .filter_map(|s| match s {
+            Statement::Detector(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ds.len(), 4);
+
+    let d = ds[0];
+    assert_eq!(d.annotations.len(), 2);
+    assert_eq!(d.annotations[1].value.node, "error");
+    assert!(d.annotations[1].bare);
+    assert_eq!(d.kind.node, "secret");
+    assert_eq!(&DETECTORS[d.kind.span.start..d.kind.span.end], "secret");
+    // Triple-quoted strings are raw: the backslashes stay.
+    assert!(
+        matches!(&d.patterns[..], [Pattern::Str(s)] if s.node == r"\b((?:AKIA|ASIA)[A-Z2-7]{16})\b")
+    );
+    let keys: Vec<&str> = d.fields.iter().map(|(k, _)| k.node.as_str()).collect();
+    assert_eq!(keys, ["keywords", "entropy", "lookback", "multiline"]);
+    assert!(matches!(&d.fields[0].1.node, Value::List(items) if items.len() == 2));
+    assert_eq!(d.fields[1].1.node, Value::Str("3.0".into()));
+    assert_eq!(
+        &DETECTORS[d.fields[1].1.span.start..d.fields[1].1.span.end],
+        "\"3.0\""
+    );
+    assert_eq!(d.fields[2].1.node, Value::Int(6));
+    assert_eq!(d.fields[3].1.node, Value::Bool(true));
+    assert_eq!(
+        d.because.as_ref().map(|b| b.node.as_str()),
+        Some("An AWS access key id.")
+    );
+    // The span runs from the first annotation through the `;`.
+    let text = &DETECTORS[d.span.start..d.span.end];
+    assert!(text.starts_with("@id(\"aws-access-key-id\")"), "{text}");
+    assert!(
+        text.ends_with("because \"An AWS access key id.\";"),
+        "{text}"
+    );
+
+    let d = ds[1];
+    assert!(d.annotations.is_empty());
+    assert_eq!(&DETECTORS[d.span.start..d.span.start + 8], "detector");
+    assert!(matches!(
+        &d.patterns[..],
+        [Pattern::Str(a), Pattern::Var(v), Pattern::List(l)]
+            if a.node == "**/.env" && v.node == "more" && l.node.len() == 2
+    ));
+    assert_eq!(d.fields.len(), 1);
+    assert!(d.because.is_none());
+
+    let d = ds[2];
+    assert!(d.fields.is_empty());
+    assert_eq!(d.because.as_ref().map(|b| b.node.as_str()), Some("k"));
+
+    // Plain strings keep their escapes; an empty body is no body.
+    let d = ds[3];
+    assert!(matches!(&d.patterns[..], [Pattern::Str(s)] if s.node == r"\bx"));
+    assert!(d.fields.is_empty());
+}
+
+#[test]
+fn detector_syntax_errors() {
+    for (src, code) in [
+        // A pattern is required.
+        ("detector secret { keywords: [\"a\"] };", "E0001"),
+        // The kind is an identifier, not a string.
+        ("detector \"secret\" \"a\";", "E0001"),
+        // Missing `;`.
+        ("detector file \"a\" because \"b\"", "E0001"),
+        // Body entries are `key: value`.
+        ("detector file \"a\" { exclude };", "E0001"),
+        // `because` comes after the body.
+        (
+            "detector file \"a\" because \"b\" { exclude: [] };",
+            "E0001",
+        ),
+    ] {
+        let out = parse(src);
+        assert!(out.has_errors(), "{src}");
+        assert_eq!(
+            out.diagnostics[0].code, code,
+            "{src}: {:?}",
+            out.diagnostics
+        );
+    }
+}
+
+#[test]
+fn a_detector_in_a_role_is_refused_with_its_own_code() {
+    let src = "role dev {\n    @id(\"x\") detector file \"a\";\n    deny exec \"x\";\n}\n";
+    let out = parse(src);
+    assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
+    let d = &out.diagnostics[0];
+    assert_eq!(d.code, "E0121");
+    assert_eq!(&src[d.span.start..d.span.end], "@id(\"x\") detector file");
 }

@@ -19,4 +19,20 @@ pub const FILES: &[(&str, &str)] = &[
         "stdlib/plugins.policy",
         include_str!("../policies/plugins.policy"),
     ),
+    (
+        "stdlib/secrets.policy",
+        include_str!("../policies/secrets.policy"),
+    ),
+    (
+        "stdlib/blocked-files.policy",
+        include_str!("../policies/blocked-files.policy"),
+    ),
+    (
+        "stdlib/stubs.policy",
+        include_str!("../policies/stubs.policy"),
+    ),
+    (
+        "stdlib/commit.policy",
+        include_str!("../policies/commit.policy"),
+    ),
 ];

@@ -4,6 +4,7 @@
 mod compile;
 mod hooks;
 mod plugins;
+mod scan;
 mod scan_corpus;
 mod schema;
 

@@ -321,7 +321,7 @@ fn report(
             "decisions": decisions,
             "diffs": diffs,
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             for d in decisions {
                 if let RequestKind::Path(p) = &d.request.kind {
                     let why = d

@@ -46,7 +46,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                 out.files.len()
             );
         }
-        Format::Text => {
+        Format::Text | Format::Sarif => {
             output::eprint_diagnostics(&out, true);
             outln!(
                 "checked {} file(s), {rules} rule(s): {errors} error(s), {warnings} warning(s)",

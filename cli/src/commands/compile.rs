@@ -221,7 +221,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
                     None
                 },
             })),
-            Format::Text | Format::Github => {
+            Format::Text | Format::Github | Format::Sarif => {
                 for (path, diff) in &diffs {
                     if args.diff {
                         outln!("{diff}");
@@ -274,7 +274,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             Format::Json => output::print_json(
                 serde_json::json!({"written": [], "deleted": [], "inSync": true}),
             ),
-            Format::Text | Format::Github => outln!("in sync: nothing to write"),
+            Format::Text | Format::Github | Format::Sarif => outln!("in sync: nothing to write"),
         }
         return EXIT_OK;
     }
@@ -312,7 +312,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             "deleted": plan.deletes,
             "lossy": emitted.lossy,
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             for (p, _) in &plan.writes {
                 outln!("wrote {p}");
             }
@@ -344,7 +344,7 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
             "inSync": drift.is_empty(),
             "drift": drift.iter().map(drift_json).collect::<Vec<_>>(),
         })),
-        Format::Text => {
+        Format::Text | Format::Sarif => {
             for d in drift {
                 outln!("{}: {} ({})", d.class.as_str(), d.path, d.detail);
             }

@@ -69,6 +69,12 @@ enum What {
         findings: Vec<String>,
         #[arg(long, default_value = "")]
         message: String,
+        /// What the finding is: secret, blocked-file, stub, scope, oversize, change.
+        #[arg(long, default_value = "")]
+        kind: String,
+        /// The finding's severity: error or warning.
+        #[arg(long, default_value = "")]
+        severity: String,
         #[arg(long)]
         role: Option<String>,
     },
@@ -126,7 +132,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
             );
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
-                Format::Text | Format::Github => print_shell(&d, explain),
+                Format::Text | Format::Github | Format::Sarif => print_shell(&d, explain),
             }
             exit_for(d.verdict)
         }
@@ -161,11 +167,15 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     files,
                     findings,
                     message,
+                    kind,
+                    severity,
                     role,
                 } => Request::new(RequestKind::Commit(CommitRequest {
                     files: files.clone(),
                     findings: findings.clone(),
                     message: message.clone(),
+                    kind: kind.clone(),
+                    severity: severity.clone(),
                 }))
                 .with_role(role.clone()),
                 What::Exec { .. } => return ctx.fail("internal: exec handled above"),
@@ -173,7 +183,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
             let d = single(req);
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
-                Format::Text | Format::Github => print_decision(&d, explain, ""),
+                Format::Text | Format::Github | Format::Sarif => print_decision(&d, explain, ""),
             }
             exit_for(d.verdict)
         }

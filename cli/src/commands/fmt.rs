@@ -71,7 +71,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             "formatted": if args.check { Vec::new() } else { changed.clone() },
             "ok": !broken && (!args.check || changed.is_empty()),
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             for name in &changed {
                 if args.check {
                     outln!("would reformat {name}");

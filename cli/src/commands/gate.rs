@@ -158,7 +158,7 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
                 "name": c.name, "exitCode": c.code, "details": c.lines,
             })).collect::<Vec<_>>(),
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             for c in &checks {
                 outln!(
                     "{} {}",

@@ -53,7 +53,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         Format::Json => output::print_json(
             serde_json::json!({ "recovered": recovered, "transactions": pending }),
         ),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             if pending.is_empty() {
                 outln!("the journal is empty");
             }

@@ -28,7 +28,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     };
     match ctx.format {
         Format::Json => output::print_json(serde_json::to_value(&st).unwrap_or_default()),
-        Format::Text | Format::Github => match (&st.held, &st.state) {
+        Format::Text | Format::Github | Format::Sarif => match (&st.held, &st.state) {
             (true, Some(s)) => outln!("held by {s}, token {}", s.token),
             (true, None) => outln!("held (no holder recorded yet)"),
             (false, Some(s)) => outln!("free; last held by {s}"),

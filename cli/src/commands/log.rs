@@ -46,7 +46,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             Ok(records) => {
                 match ctx.format {
                     Format::Json => output::print_json(serde_json::json!({ "records": records })),
-                    Format::Text | Format::Github => {
+                    Format::Text | Format::Github | Format::Sarif => {
                         for r in &records {
                             outln!("{}", tail_line(r));
                         }
@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             Ok(n) => {
                 match ctx.format {
                     Format::Json => output::print_json(serde_json::json!({ "resealed": n })),
-                    Format::Text | Format::Github => {
+                    Format::Text | Format::Github | Format::Sarif => {
                         outln!("resealed the decision log head at record {n}");
                     }
                 }
@@ -129,7 +129,7 @@ fn verify(ctx: &Context, dir: &std::path::Path, anchors: &[String]) -> u8 {
                 "head": head,
             }));
         }
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             for p in &report.problems {
                 outln!("problem: {p}");
             }

@@ -11,6 +11,7 @@ pub mod journal;
 pub mod lock;
 pub mod log;
 pub mod plugin;
+pub mod scan;
 pub mod test;
 
 use crate::output;
@@ -59,7 +60,7 @@ impl Context {
     pub fn fail(&self, message: &str) -> u8 {
         match self.format {
             Format::Json => output::print_json(serde_json::json!({ "error": message })),
-            Format::Text | Format::Github => eprintln!("error: {message}"),
+            Format::Text | Format::Github | Format::Sarif => eprintln!("error: {message}"),
         }
         EXIT_UNVERIFIED
     }
@@ -84,7 +85,7 @@ impl Context {
                             "diagnostics": diags,
                         }));
                     }
-                    Format::Text | Format::Github => {
+                    Format::Text | Format::Github | Format::Sarif => {
                         output::eprint_diagnostics(&out, false);
                         eprintln!("error: the policies do not compile; nothing can be decided (run `contextos check`)");
                     }

@@ -130,7 +130,7 @@ fn keygen(ctx: &Context, out: &Path) -> u8 {
         Format::Json => output::print_json(serde_json::json!({
             "keyId": id, "secretKey": out, "publicKey": pub_path,
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             outln!("key id {id}");
             outln!("secret key: {} (keep it off the repository)", out.display());
             outln!("public key: {}", pub_path.display());
@@ -220,7 +220,7 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
     }
     match ctx.format {
         Format::Json => output::print_json(serde_json::to_value(&file).unwrap_or_default()),
-        Format::Text | Format::Github => outln!(
+        Format::Text | Format::Github | Format::Sarif => outln!(
             "signed {} {} (sequence {sequence}) with key {}\ndigest {digest}",
             m.name,
             m.version,
@@ -317,7 +317,7 @@ fn verify(ctx: &Context, strict: bool) -> u8 {
             "plugins": checked.iter().map(checked_json).collect::<Vec<_>>(),
             "refused": refused,
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             if checked.is_empty() {
                 outln!("no plugins are pinned ({LOCK_FILE})");
             }
@@ -740,7 +740,7 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
             Format::Json => output::print_json(serde_json::json!({
                 "plugin": checked_json(&checked), "installed": false,
             })),
-            Format::Text | Format::Github => {
+            Format::Text | Format::Github | Format::Sarif => {
                 print_checked(&checked);
                 if checked.allowed() {
                     outln!("dry run: nothing installed");
@@ -807,7 +807,7 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         Format::Json => output::print_json(serde_json::json!({
             "plugin": checked_json(&installed), "installed": true,
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             print_checked(&installed);
             outln!(
                 "installed into {PACKS_DIR}/{} and pinned in {LOCK_FILE}",

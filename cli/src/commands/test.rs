@@ -38,7 +38,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                 Some(uncovered.iter().map(|r| serde_json::json!({"id": r.id, "origin": r.origin})).collect::<Vec<_>>())
             } else { None },
         })),
-        Format::Text | Format::Github => {
+        Format::Text | Format::Github | Format::Sarif => {
             for c in &report.cases {
                 if c.passed {
                     outln!("PASS {}  {}", c.origin, c.case);

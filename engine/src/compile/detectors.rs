@@ -1,0 +1,423 @@
+//! Checking `detector` statements into [`CompiledDetector`]s.
+//!
+//! Codes: E0122 unknown kind, E0123 unknown or repeated body key, E0124 a value of the
+//! wrong type or out of range, E0125 invalid regex, E0126 `secret`/`stub` without
+//! keywords, E0127 `group` beyond the regex's capture groups, E0128 duplicate detector id
+//! (in [`super::compile`]); globs reuse E0112 and annotations E0107, as rules do.
+
+use super::Ctx;
+use crate::detector::{CompiledDetector, DetectorKind, Severity};
+use crate::glob::path_glob;
+use contextos_grammar::ast::{self, ListItem, Pattern, Span, Spanned, Value};
+use contextos_grammar::{did_you_mean, Diagnostic};
+use std::collections::BTreeSet;
+
+/// Compiled-program size limit for detector regexes (the scanner uses the same).
+pub const REGEX_SIZE_LIMIT: usize = 1 << 22;
+
+/// Compiles `pattern` as the scanner will; the error is the regex crate's message.
+pub fn check_regex(pattern: &str) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| regex_message(&e))
+}
+
+/// The regex crate's syntax errors draw the pattern with a caret over several lines;
+/// a diagnostic already points at the pattern, so keep the `error: …` line.
+fn regex_message(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map(str::to_string)
+        .unwrap_or_else(|| text.lines().last().unwrap_or("").trim().to_string())
+}
+
+fn value_type(v: &Value) -> &'static str {
+    match v {
+        Value::Str(_) => "string",
+        Value::Int(_) => "integer",
+        Value::Bool(_) => "boolean",
+        Value::Ident(_) => "bare word",
+        Value::List(_) => "list",
+    }
+}
+
+fn wrong_type(v: &Spanned<Value>, key: &str, want: &str) -> Diagnostic {
+    Diagnostic::error("E0124", v.span, format!("`{key}` takes {want}"))
+        .with_label(format!("this is a {}", value_type(&v.node)))
+}
+
+pub(super) fn compile_detector(
+    ctx: &mut Ctx,
+    fi: usize,
+    d: &ast::Detector,
+) -> Option<CompiledDetector> {
+    let errors_before = ctx.error_count();
+
+    // Annotations, as on rules (severity: error or warning).
+    let mut id = None;
+    let mut severity = Severity::Error;
+    let mut seen_ann = BTreeSet::new();
+    for a in &d.annotations {
+        if !seen_ann.insert(a.name.node.clone()) {
+            ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0107",
+                    a.span,
+                    format!("`@{}` is given twice", a.name.node),
+                ),
+            );
+            continue;
+        }
+        match a.name.node.as_str() {
+            "id" => {
+                if !super::valid_id(&a.value.node) {
+                    ctx.err(
+                        fi,
+                        Diagnostic::error(
+                            "E0107",
+                            a.value.span,
+                            "detector ids use letters, digits and `-_.:/`",
+                        )
+                        .with_label("invalid id"),
+                    );
+                }
+                id = Some(a.value.node.clone());
+            }
+            "severity" => match Severity::parse(&a.value.node) {
+                Some(s) => severity = s,
+                None => ctx.err(
+                    fi,
+                    Diagnostic::error(
+                        "E0107",
+                        a.value.span,
+                        format!("unknown detector severity `{}`", a.value.node),
+                    )
+                    .with_help("detectors use error or warning"),
+                ),
+            },
+            other => {
+                let mut diag = Diagnostic::error(
+                    "E0107",
+                    a.name.span,
+                    format!("unknown annotation `@{other}`"),
+                )
+                .with_label("expected @id or @severity");
+                if let Some(s) = did_you_mean(other, ["id", "severity"]) {
+                    diag = diag.with_help(format!("did you mean `@{s}`?"));
+                }
+                ctx.err(fi, diag);
+            }
+        }
+    }
+
+    let Some(kind) = DetectorKind::parse(&d.kind.node) else {
+        let mut diag = Diagnostic::error(
+            "E0122",
+            d.kind.span,
+            format!("unknown detector kind `{}`", d.kind.node),
+        )
+        .with_label("expected secret, file or stub");
+        if let Some(s) = did_you_mean(&d.kind.node, DetectorKind::NAMES) {
+            diag = diag.with_help(format!("did you mean `{s}`?"));
+        }
+        ctx.err(fi, diag);
+        return None;
+    };
+    let origin = ctx.origin(fi, d.span);
+    let kind_origin = ctx.origin(fi, d.kind.span);
+    let id = id.unwrap_or_else(|| format!("{}:{}", kind_origin.file, kind_origin.line));
+
+    // Patterns: regexes, or path globs for `file`.
+    let mut patterns: Vec<(String, Span)> = Vec::new();
+    for p in &d.patterns {
+        let (items, span) = match p {
+            Pattern::Str(s) => (vec![ListItem::Str(s.clone())], s.span),
+            Pattern::Var(v) => (vec![ListItem::Var(v.clone())], v.span),
+            Pattern::List(l) => (l.node.clone(), l.span),
+        };
+        if let Some(vals) = ctx.expand(fi, &items, &mut Vec::new()) {
+            if vals.is_empty() {
+                ctx.err(
+                    fi,
+                    Diagnostic::error("E0124", span, "this pattern list is empty")
+                        .with_label("no patterns"),
+                );
+            }
+            patterns.extend(vals.into_iter().map(|v| (v, span)));
+        }
+    }
+    let mut regexes = Vec::new();
+    for (p, span) in &patterns {
+        if p.is_empty() {
+            ctx.err(
+                fi,
+                Diagnostic::error("E0124", *span, "a detector pattern may not be empty"),
+            );
+            continue;
+        }
+        if kind == DetectorKind::File {
+            if let Err(e) = path_glob(p) {
+                ctx.err(
+                    fi,
+                    Diagnostic::error("E0112", *span, format!("invalid glob `{p}`: {e}"))
+                        .with_label("here")
+                        .with_help("`file` detectors match paths with globs, not regexes"),
+                );
+            }
+            continue;
+        }
+        match check_regex(p) {
+            Ok(re) => regexes.push(re),
+            Err(e) => ctx.err(
+                fi,
+                Diagnostic::error("E0125", *span, format!("invalid regex: {e}"))
+                    .with_label("does not compile"),
+            ),
+        }
+    }
+
+    // Body.
+    let mut out = CompiledDetector {
+        id,
+        kind,
+        severity,
+        message: String::new(),
+        patterns: patterns.into_iter().map(|(p, _)| p).collect(),
+        keywords: Vec::new(),
+        group: None,
+        min_entropy: None,
+        stopwords: Vec::new(),
+        allow: Vec::new(),
+        paths: Vec::new(),
+        exclude: Vec::new(),
+        content: None,
+        multiline: false,
+        code_only: false,
+        unless_before: None,
+        lookback: 0,
+        origin,
+    };
+    let keys = kind.keys();
+    let mut seen = BTreeSet::new();
+    let mut group_span = None;
+    let mut lookback = None;
+    // A bad `keywords` value was reported already: no E0126 on top.
+    let mut keywords_reported = false;
+    for (k, v) in &d.fields {
+        let key = k.node.as_str();
+        if !keys.contains(&key) {
+            let mut diag = Diagnostic::error(
+                "E0123",
+                k.span,
+                format!("unknown key `{key}` for a `{}` detector", kind.as_str()),
+            )
+            .with_label(format!("expected one of: {}", keys.join(", ")));
+            let elsewhere: Vec<&str> =
+                [DetectorKind::Secret, DetectorKind::File, DetectorKind::Stub]
+                    .into_iter()
+                    .filter(|other| other.keys().contains(&key))
+                    .map(DetectorKind::as_str)
+                    .collect();
+            if let Some(s) = did_you_mean(key, keys.iter().copied()) {
+                diag = diag.with_help(format!("did you mean `{s}`?"));
+            } else if !elsewhere.is_empty() {
+                diag = diag.with_help(format!(
+                    "`{key}` applies to {} detectors",
+                    elsewhere.join(" and ")
+                ));
+            }
+            ctx.err(fi, diag);
+            continue;
+        }
+        if !seen.insert(key) {
+            ctx.err(
+                fi,
+                Diagnostic::error("E0123", k.span, format!("`{key}` is given twice")),
+            );
+            continue;
+        }
+        match key {
+            "keywords" | "stopwords" | "allow" | "paths" | "exclude" => {
+                let Value::List(items) = &v.node else {
+                    ctx.err(fi, wrong_type(v, key, "a list of strings"));
+                    keywords_reported |= key == "keywords";
+                    continue;
+                };
+                let Some(vals) = ctx.expand(fi, items, &mut Vec::new()) else {
+                    keywords_reported |= key == "keywords";
+                    continue;
+                };
+                match key {
+                    "keywords" => {
+                        if vals.iter().any(String::is_empty) {
+                            keywords_reported = true;
+                            ctx.err(
+                                fi,
+                                Diagnostic::error("E0124", v.span, "a keyword may not be empty")
+                                    .with_help("an empty keyword would let every line through"),
+                            );
+                        }
+                        out.keywords = vals.iter().map(|w| w.to_lowercase()).collect();
+                    }
+                    "stopwords" => out.stopwords = vals,
+                    "allow" => out.allow = vals,
+                    _ => {
+                        for g in &vals {
+                            if let Err(e) = path_glob(g) {
+                                ctx.err(
+                                    fi,
+                                    Diagnostic::error(
+                                        "E0112",
+                                        v.span,
+                                        format!("invalid glob `{g}`: {e}"),
+                                    )
+                                    .with_label("here"),
+                                );
+                            }
+                        }
+                        if key == "paths" {
+                            out.paths = vals;
+                        } else {
+                            out.exclude = vals;
+                        }
+                    }
+                }
+            }
+            "group" | "lookback" => {
+                let n = match &v.node {
+                    Value::Int(n) => u32::try_from(*n).ok(),
+                    _ => None,
+                };
+                let Some(n) = n else {
+                    ctx.err(
+                        fi,
+                        wrong_type(v, key, "a non-negative integer (at most 4294967295)"),
+                    );
+                    continue;
+                };
+                if key == "group" {
+                    out.group = Some(n);
+                    group_span = Some(v.span);
+                } else {
+                    lookback = Some(n);
+                }
+            }
+            "entropy" => {
+                let parsed = match &v.node {
+                    Value::Str(s) => s.trim().parse::<f64>().ok(),
+                    _ => None,
+                };
+                match parsed {
+                    Some(e) if e.is_finite() && (0.0..=8.0).contains(&e) => {
+                        out.min_entropy = Some(e)
+                    }
+                    _ => ctx.err(
+                        fi,
+                        Diagnostic::error(
+                            "E0124",
+                            v.span,
+                            "`entropy` takes a number of bits per character between 0 and 8, \
+                             in a string",
+                        )
+                        .with_label(format!("this is a {}", value_type(&v.node)))
+                        .with_help("write it like `entropy: \"3.5\"`"),
+                    ),
+                }
+            }
+            "multiline" | "code_only" => {
+                let Value::Bool(b) = v.node else {
+                    ctx.err(fi, wrong_type(v, key, "`true` or `false`"));
+                    continue;
+                };
+                if key == "multiline" {
+                    out.multiline = b;
+                } else {
+                    out.code_only = b;
+                }
+            }
+            "content" | "unless_before" => {
+                let Value::Str(s) = &v.node else {
+                    ctx.err(fi, wrong_type(v, key, "a regex in a string"));
+                    continue;
+                };
+                if let Err(e) = check_regex(s) {
+                    ctx.err(
+                        fi,
+                        Diagnostic::error("E0125", v.span, format!("invalid regex: {e}"))
+                            .with_label("does not compile"),
+                    );
+                    continue;
+                }
+                if key == "content" {
+                    out.content = Some(s.clone());
+                } else {
+                    out.unless_before = Some(s.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    if matches!(kind, DetectorKind::Secret | DetectorKind::Stub)
+        && out.keywords.is_empty()
+        && !keywords_reported
+    {
+        let at = d
+            .fields
+            .iter()
+            .find(|(k, _)| k.node == "keywords")
+            .map_or(d.kind.span, |(_, v)| v.span);
+        ctx.err(
+            fi,
+            Diagnostic::error(
+                "E0126",
+                at,
+                format!("a `{}` detector needs keywords", kind.as_str()),
+            )
+            .with_label("no `keywords`")
+            .with_help(
+                "its regexes run only on lines holding one of its `keywords` (ASCII \
+                 case-insensitive), a prefilter that keeps `scan --staged` fast: list words \
+                 every match contains, e.g. `keywords: [\"akia\"]`",
+            ),
+        );
+    }
+    if let (Some(g), Some(span)) = (out.group, group_span) {
+        // `captures_len` counts group 0, the whole match.
+        if let Some(re) = regexes.iter().find(|re| g as usize >= re.captures_len()) {
+            let groups = re.captures_len() - 1;
+            ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0127",
+                    span,
+                    format!(
+                        "`group: {g}`, but the regex `{}` has {groups} capture group{}",
+                        re.as_str(),
+                        if groups == 1 { "" } else { "s" }
+                    ),
+                )
+                .with_label("no such group")
+                .with_help("group 0 is the whole match; groups are numbered from 1"),
+            );
+        }
+    }
+    out.lookback = match lookback {
+        Some(n) => n,
+        None if out.unless_before.is_some() => DEFAULT_LOOKBACK,
+        None => 0,
+    };
+    out.message = d.because.as_ref().map_or_else(
+        || format!("matched detector {}", out.id),
+        |b| b.node.clone(),
+    );
+
+    (ctx.error_count() == errors_before).then_some(out)
+}
+
+/// Lines `unless_before` looks back over when `lookback` is not given.
+pub const DEFAULT_LOOKBACK: u32 = 3;

@@ -1,0 +1,313 @@
+//! Reads what a commit would record: the git index against HEAD, through gix (no git
+//! process). Content always comes from index blobs, never from the working tree, so a
+//! file edited after `git add` is scanned as staged.
+//!
+//! An unborn HEAD is the empty tree (the first commit is scanned in full). Unmerged
+//! entries are an error naming the path: nothing can be committed until they are
+//! resolved, and a scan must not guess which side counts. Intent-to-add entries hold no
+//! content yet and are skipped; submodule gitlinks are reported as touched paths with no
+//! content; symlinks are scanned as their target text.
+
+use super::{Added, ChangeStatus, ChangedFile, EntryKind};
+use gix::bstr::{BStr, ByteSlice};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// Why the staged change could not be read. Every variant makes the scan exit 2.
+#[derive(Debug, thiserror::Error)]
+pub enum StagedError {
+    #[error("no git repository at or above {0}: {1}")]
+    NotARepository(PathBuf, String),
+    #[error("the repository at {0} is bare: there is no index to scan")]
+    Bare(PathBuf),
+    #[error("cannot read the index: {0}")]
+    Index(String),
+    #[error("cannot read HEAD: {0}")]
+    Head(String),
+    #[error("cannot read object {id} ({path}): {message}")]
+    Object {
+        id: String,
+        path: String,
+        message: String,
+    },
+    #[error("{path}: unmerged (conflict stages in the index); resolve it before committing")]
+    Unmerged { path: String },
+    #[error("{path}: a sparse-index directory entry; run `git sparse-checkout disable` or scan a full index")]
+    Sparse { path: String },
+}
+
+/// Reads a blob (or its size) by id; the path names it in errors.
+type BlobReader<'a, T> = dyn Fn(gix::ObjectId, &str) -> Result<T, StagedError> + 'a;
+
+/// Limits for reading blobs.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    /// Blobs larger than this are not read; they become `oversize` findings.
+    pub max_blob_bytes: u64,
+}
+
+/// Where the repository is and what the index stages.
+#[derive(Debug)]
+pub struct StagedChange {
+    pub workdir: PathBuf,
+    pub git_dir: PathBuf,
+    pub files: Vec<ChangedFile>,
+    pub head_unborn: bool,
+}
+
+fn show(path: &BStr) -> String {
+    path.to_str_lossy().into_owned()
+}
+
+fn kind_of(mode: gix::object::tree::EntryMode) -> EntryKind {
+    if mode.is_commit() {
+        EntryKind::Submodule
+    } else if mode.is_link() {
+        EntryKind::Symlink
+    } else if mode.is_executable() {
+        EntryKind::Executable
+    } else {
+        EntryKind::File
+    }
+}
+
+/// The 0-based line ranges of `new` that `old` does not have (a histogram line diff).
+pub fn added_lines(old: &[u8], new: &[u8]) -> Vec<Range<usize>> {
+    use imara_diff::intern::InternedInput;
+    use imara_diff::{diff, sources, Algorithm};
+    let input = InternedInput::new(sources::byte_lines(old), sources::byte_lines(new));
+    let mut out: Vec<Range<usize>> = Vec::new();
+    diff(
+        Algorithm::Histogram,
+        &input,
+        |_before: Range<u32>, after: Range<u32>| {
+            if !after.is_empty() {
+                out.push(after.start as usize..after.end as usize);
+            }
+        },
+    );
+    out
+}
+
+/// Reads the staged change of the repository containing `dir`.
+pub fn read(dir: &Path, opts: ReadOptions) -> Result<StagedChange, StagedError> {
+    let repo = gix::discover(dir)
+        .map_err(|e| StagedError::NotARepository(dir.to_path_buf(), e.to_string()))?;
+    let Some(workdir) = repo.workdir().map(Path::to_path_buf) else {
+        return Err(StagedError::Bare(repo.git_dir().to_path_buf()));
+    };
+    let index = repo
+        .index_or_empty()
+        .map_err(|e| StagedError::Index(e.to_string()))?;
+    let mut head = repo.head().map_err(|e| StagedError::Head(e.to_string()))?;
+    let head_unborn = head.is_unborn();
+    let mut head_entries: HashMap<Vec<u8>, (gix::ObjectId, gix::object::tree::EntryMode)> =
+        HashMap::new();
+    if !head_unborn {
+        let tree = head
+            .peel_to_commit()
+            .and_then(|c| c.tree())
+            .map_err(|e| StagedError::Head(e.to_string()))?;
+        let mut rec = gix::traverse::tree::Recorder::default();
+        tree.traverse()
+            .breadthfirst(&mut rec)
+            .map_err(|e| StagedError::Head(e.to_string()))?;
+        for e in rec.records {
+            if !e.mode.is_tree() {
+                head_entries.insert(e.filepath.into(), (e.oid, e.mode));
+            }
+        }
+    }
+    let read_blob = |id: gix::ObjectId, path: &str| -> Result<Vec<u8>, StagedError> {
+        repo.find_object(id)
+            .map(|o| o.detach().data)
+            .map_err(|e| StagedError::Object {
+                id: id.to_string(),
+                path: path.to_string(),
+                message: e.to_string(),
+            })
+    };
+    let blob_size = |id: gix::ObjectId, path: &str| -> Result<u64, StagedError> {
+        repo.find_header(id)
+            .map(|h| h.size())
+            .map_err(|e| StagedError::Object {
+                id: id.to_string(),
+                path: path.to_string(),
+                message: e.to_string(),
+            })
+    };
+
+    let mut files = Vec::new();
+    for entry in index.entries() {
+        let raw_path = entry.path(&index);
+        if entry.stage() != gix::index::entry::Stage::Unconflicted {
+            return Err(StagedError::Unmerged {
+                path: show(raw_path),
+            });
+        }
+        if entry.mode.is_sparse() {
+            return Err(StagedError::Sparse {
+                path: show(raw_path),
+            });
+        }
+        if entry
+            .flags
+            .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+        {
+            continue;
+        }
+        let Some(mode) = entry.mode.to_tree_entry_mode() else {
+            return Err(StagedError::Index(format!(
+                "{}: unknown entry mode {:o}",
+                show(raw_path),
+                entry.mode.bits()
+            )));
+        };
+        let old = head_entries.remove(raw_path.as_bytes());
+        if let Some((old_id, old_mode)) = old {
+            if old_id == entry.id && old_mode == mode {
+                continue;
+            }
+        }
+        let path = show(raw_path);
+        let kind = kind_of(mode);
+        let status = if old.is_some() {
+            ChangeStatus::Modified
+        } else {
+            ChangeStatus::Added
+        };
+        files.push(build(
+            &path, entry.id, kind, status, old, opts, &read_blob, &blob_size,
+        )?);
+    }
+    // What HEAD has and the index does not: deletions, or the old end of a rename.
+    let mut deleted: Vec<(Vec<u8>, gix::ObjectId)> = head_entries
+        .into_iter()
+        .map(|(p, (id, _))| (p, id))
+        .collect();
+    deleted.sort();
+    let mut added_by_blob: HashMap<gix::ObjectId, Vec<usize>> = HashMap::new();
+    for (i, f) in files.iter().enumerate().rev() {
+        if let (ChangeStatus::Added, Some(id)) = (&f.status, f.blob_id) {
+            added_by_blob.entry(id).or_default().push(i);
+        }
+    }
+    for (raw, id) in deleted {
+        let path = show(raw.as_bstr());
+        let renamed_to = added_by_blob
+            .get_mut(&id)
+            .and_then(Vec::pop)
+            .and_then(|i| files.get_mut(i));
+        match renamed_to {
+            Some(f) => {
+                f.status = ChangeStatus::Renamed { from: path };
+                // Same content under a new name: nothing was added line by line.
+                f.added = Added::Lines(Vec::new());
+            }
+            None => files.push(ChangedFile {
+                path,
+                status: ChangeStatus::Deleted,
+                kind: EntryKind::File,
+                size: 0,
+                content: None,
+                added: Added::Lines(Vec::new()),
+                oversize: false,
+                blob_id: None,
+            }),
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(StagedChange {
+        workdir,
+        git_dir: repo.git_dir().to_path_buf(),
+        files,
+        head_unborn,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build(
+    path: &str,
+    id: gix::ObjectId,
+    kind: EntryKind,
+    status: ChangeStatus,
+    old: Option<(gix::ObjectId, gix::object::tree::EntryMode)>,
+    opts: ReadOptions,
+    read_blob: &BlobReader<'_, Vec<u8>>,
+    blob_size: &BlobReader<'_, u64>,
+) -> Result<ChangedFile, StagedError> {
+    if kind == EntryKind::Submodule {
+        return Ok(ChangedFile {
+            path: path.to_string(),
+            status,
+            kind,
+            size: 0,
+            content: None,
+            added: Added::Lines(Vec::new()),
+            oversize: false,
+            blob_id: None,
+        });
+    }
+    let size = blob_size(id, path)?;
+    if size > opts.max_blob_bytes {
+        return Ok(ChangedFile {
+            path: path.to_string(),
+            status,
+            kind,
+            size,
+            content: None,
+            added: Added::All,
+            oversize: true,
+            blob_id: Some(id),
+        });
+    }
+    let content = read_blob(id, path)?;
+    let added = match old {
+        // The old side is only diffed when it was a readable text blob of sane size;
+        // otherwise every line counts as added (stricter, never looser).
+        Some((old_id, old_mode)) if old_mode.is_blob_or_symlink() => {
+            let old_size = blob_size(old_id, path)?;
+            if old_size > opts.max_blob_bytes {
+                Added::All
+            } else {
+                let old_content = read_blob(old_id, path)?;
+                if super::text::is_binary(&old_content) {
+                    Added::All
+                } else {
+                    Added::Lines(added_lines(&old_content, &content))
+                }
+            }
+        }
+        _ => Added::All,
+    };
+    Ok(ChangedFile {
+        path: path.to_string(),
+        status,
+        kind,
+        size,
+        content: Some(content),
+        added,
+        oversize: false,
+        blob_id: Some(id),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn added_lines_are_the_new_sides_insertions() {
+        let old = b"a\nb\nc\n";
+        let new = b"a\nX\nb\nc\nY\nZ\n";
+        assert_eq!(added_lines(old, new), vec![1..2, 4..6]);
+        assert_eq!(added_lines(b"", b"a\nb"), vec![0..2]);
+        assert_eq!(
+            added_lines(b"a\nb\n", b"a\nb\n"),
+            Vec::<Range<usize>>::new()
+        );
+        // A changed line is a removal plus an addition.
+        assert_eq!(added_lines(b"a\nb\nc\n", b"a\nB\nc\n"), vec![1..2]);
+    }
+}
