@@ -1511,7 +1511,7 @@ fn render_decoy(kind: &str, lang: Lang, rng: &mut Rng) -> Planted {
                 "postgres://USER:PASSWORD@HOST:5432/DB",
                 "postgres://user:${DB_PASSWORD}@db:5432/app",
                 "mysql://root:<password>@localhost:3306/app",
-                "postgres://postgres:postgres@localhost:5432/test",
+                "postgres://user:password@localhost:5432/test",
             ])
             .to_string(),
         ),
@@ -1595,7 +1595,8 @@ pub const STUB_KINDS: &[&str] = &[
 fn stub_contexts(kind: &str) -> &'static [Lang] {
     match kind {
         "todo-macro" | "unimplemented-macro" => &[Lang::Rs],
-        "not-implemented-error" => &[Lang::Py, Lang::Rb],
+        // Ruby raises NotImplementedError for abstract methods too: Python only.
+        "not-implemented-error" => &[Lang::Py],
         "pass-todo" => &[Lang::Py],
         "throw-not-implemented" => &[Lang::Js, Lang::Ts, Lang::Php],
         "rest-of-code" => &[Lang::Js, Lang::Ts, Lang::Java, Lang::Go, Lang::Py, Lang::Cs],
@@ -1729,8 +1730,9 @@ fn render_stub_decoy(kind: &str, lang: Lang, rng: &mut Rng) -> Planted {
             } else {
                 "@abc.abstractmethod"
             };
-            Planted::at(
-                vec![
+            // The decoy is the whole abstract method: decorator, docstring and body.
+            Planted {
+                lines: vec![
                     format!("class {}Base{n}(ABC):", cap(w)),
                     format!("    {deco}"),
                     format!("    def {w}(self, item):"),
@@ -1738,8 +1740,9 @@ fn render_stub_decoy(kind: &str, lang: Lang, rng: &mut Rng) -> Planted {
                     "        raise NotImplementedError".into(),
                     String::new(),
                 ],
-                4,
-            )
+                first: 1,
+                last: 4,
+            }
         }
         "not-implemented-singleton" => Planted::at(
             vec![
