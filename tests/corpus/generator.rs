@@ -2599,7 +2599,7 @@ pub fn next_commit(base: &Corpus, seed: u64) -> Corpus {
         // (label, is it new in this commit)
         let mut mine: Vec<(Label, bool)> =
             file_labels.iter().map(|l| ((*l).clone(), false)).collect();
-        let edit = is_text && ordinary && lang.is_some() && fi % 5 == 0;
+        let edit = is_text && lines.len() > 1 && ordinary && lang.is_some() && fi % 5 == 0;
         if let (true, Some(lang)) = (edit, lang) {
             touched += 1;
             // Replace a line holding a single-line secret with a new secret of the same kind.
@@ -2625,7 +2625,7 @@ pub fn next_commit(base: &Corpus, seed: u64) -> Corpus {
                 mine.iter()
                     .any(|(l, _)| l.first != 0 && l.first <= p && p < l.last)
             };
-            let mut at = lines.len() / 2;
+            let mut at = (lines.len() / 2).max(1).min(lines.len());
             while at < lines.len() && (!lines[at - 1].is_empty() || inside(at, &mine)) {
                 at += 1;
             }
