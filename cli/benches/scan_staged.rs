@@ -28,6 +28,14 @@ use corpus::generator::{self, Class, Options};
 use corpus::tools::{self, Tool};
 use std::path::{Path, PathBuf};
 
+/// The 1-minute load average, to show whether the machine was quiet during a run.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -181,7 +189,10 @@ fn main() {
         .iter()
         .find(|r| r.tool == Tool::Contextos)
         .map(|r| tools::median(r.samples.clone()));
-    println!("\nFull staged index ({mb:.1} MB), {runs} runs after a warm-up, median:\n");
+    println!(
+        "\nFull staged index ({mb:.1} MB), {runs} runs after a warm-up, median (load average now {}):\n",
+        load()
+    );
     println!(
         "| tool | version | median s | min s | max s | MB/s | × contextos time | exit | findings |"
     );
@@ -217,9 +228,10 @@ fn main() {
         std::process::exit(2);
     }
     println!(
-        "\nTypical commit: {} modified files ({:.0} KB) staged on top of the committed {mb:.0} MB repository:\n",
+        "\nTypical commit: {} modified files ({:.0} KB) staged on top of the committed {mb:.0} MB repository (load average now {}):\n",
         staged.files.len(),
-        changed_bytes as f64 / 1e3
+        changed_bytes as f64 / 1e3,
+        load()
     );
     println!("| tool | runs | p50 ms | p90 ms | p99 ms | max ms | × contextos p50 | findings |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -256,4 +268,5 @@ fn main() {
             t.findings
         );
     }
+    println!("\nload average at the end: {}", load());
 }
