@@ -13,6 +13,7 @@ macro_rules! outln {
 }
 
 mod commands;
+mod githook;
 mod hook;
 mod output;
 mod plugins;
@@ -70,7 +71,8 @@ enum Command {
     Apply(commands::apply::Args),
     /// Inspect or recover interrupted transactions.
     Journal(commands::journal::Args),
-    /// Answer an agent's pre-tool-call hook (event on stdin, verdict in the agent's protocol).
+    /// Answer an agent's pre-tool-call hook (event on stdin, verdict in the agent's protocol),
+    /// or install / uninstall the git pre-commit hook.
     Hook(commands::hook::Args),
     /// Verify or show the hash-chained decision log.
     Log(commands::log::Args),
@@ -82,6 +84,9 @@ enum Command {
     Plugin(commands::plugin::Args),
     /// The commit verdict on the git index: secrets, blocked files, stubs, scope.
     Scan(commands::scan::Args),
+    /// Run a command in the hardened sandbox (the exec verdict decides; results come
+    /// back through the journal).
+    Run(commands::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -99,12 +104,13 @@ fn main() -> ExitCode {
         Command::Lock(a) => commands::lock::run(&ctx, &a),
         Command::Apply(a) => commands::apply::run(&ctx, &a),
         Command::Journal(a) => commands::journal::run(&ctx, &a),
-        Command::Hook(a) => commands::hook::run(ctx.project.as_deref(), &a),
+        Command::Hook(a) => commands::hook::run(&ctx, &a),
         Command::Log(a) => commands::log::run(&ctx, &a),
         Command::Plugin(a) => commands::plugin::run(&ctx, &a),
         Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),
         Command::Gate(a) => commands::gate::run(&ctx, &a),
         Command::Scan(a) => commands::scan::run(&ctx, &a),
+        Command::Run(a) => commands::run::run(&ctx, &a),
     };
     ExitCode::from(code)
 }

@@ -12,6 +12,8 @@ pub struct Config {
     pub policies: PolicyConfig,
     #[serde(default)]
     pub scan: ScanConfig,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
 
 /// `[scan]` in contextos.toml: limits and files of `contextos scan --staged`.
@@ -26,6 +28,18 @@ pub struct ScanConfig {
     /// (default `.contextos/scan-baseline.toml`).
     #[serde(default)]
     pub baseline: Option<String>,
+}
+
+/// `[sandbox]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// The image `contextos run` uses when no rule and no `--image` names one.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Read only to be ignored loudly: a repository can never choose host-unsafe mode.
+    #[serde(default)]
+    pub host_unsafe: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -88,23 +102,7 @@ pub enum ProjectError {
 
 impl Project {
     pub fn discover(explicit: Option<&Path>) -> Result<Project, ProjectError> {
-        let root = match explicit {
-            Some(p) => p.to_path_buf(),
-            None => {
-                let cwd = std::env::current_dir().map_err(|e| ProjectError::Io {
-                    path: ".".into(),
-                    source: e,
-                })?;
-                cwd.ancestors()
-                    .find(|d| {
-                        d.join("contextos.toml").is_file()
-                            || d.join(".contextos").is_dir()
-                            || d.join(".git").exists()
-                    })
-                    .map(Path::to_path_buf)
-                    .unwrap_or(cwd)
-            }
-        };
+        let root = Project::find_root(explicit)?;
         let cfg_path = root.join("contextos.toml");
         let config = match std::fs::read_to_string(&cfg_path) {
             Ok(text) => toml::from_str::<Config>(&text).map_err(|e| {
@@ -133,6 +131,29 @@ impl Project {
             }
         };
         Ok(Project { root, config })
+    }
+
+    /// The project directory without reading its configuration: `explicit`, else the
+    /// nearest ancestor of the working directory holding `contextos.toml`, `.contextos`
+    /// or `.git`, else the working directory.
+    pub fn find_root(explicit: Option<&Path>) -> Result<PathBuf, ProjectError> {
+        Ok(match explicit {
+            Some(p) => p.to_path_buf(),
+            None => {
+                let cwd = std::env::current_dir().map_err(|e| ProjectError::Io {
+                    path: ".".into(),
+                    source: e,
+                })?;
+                cwd.ancestors()
+                    .find(|d| {
+                        d.join("contextos.toml").is_file()
+                            || d.join(".contextos").is_dir()
+                            || d.join(".git").exists()
+                    })
+                    .map(Path::to_path_buf)
+                    .unwrap_or(cwd)
+            }
+        })
     }
 
     /// The project's own policy files, sorted byte-wise for deterministic load order.

@@ -5,7 +5,7 @@ use crate::output;
 use crate::Format;
 use contextos_engine::scan::suppress::SuppressedBy;
 use contextos_engine::scan::verdict::{CommitVerdict, Judged};
-use contextos_engine::scan::{ChangedFile, Finding};
+use contextos_engine::scan::Finding;
 use contextos_engine::Effect;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 pub struct Report<'a> {
     pub verdict: &'a CommitVerdict,
     pub suppressed: &'a [(Finding, SuppressedBy)],
-    pub files: &'a [ChangedFile],
+    /// Staged paths that differ from HEAD, and the bytes of their content.
+    pub files: usize,
+    pub bytes: u64,
     pub enforce: bool,
 }
 
@@ -52,11 +54,10 @@ fn finding_json(j: &Judged) -> Value {
 }
 
 fn json(r: &Report<'_>) -> Value {
-    let bytes: u64 = r.files.iter().map(|f| f.size).sum();
     json!({
         "verdict": r.verdict.verdict,
         "enforce": r.enforce,
-        "scanned": { "files": r.files.len(), "bytes": bytes },
+        "scanned": { "files": r.files, "bytes": r.bytes },
         "findings": r.verdict.findings.iter().map(finding_json).collect::<Vec<_>>(),
         "change": {
             "verdict": r.verdict.change.verdict,
@@ -130,7 +131,7 @@ fn text(r: &Report<'_>) {
     };
     let head = format!(
         "scanned {} staged path(s): {deny} denied, {ask} to review, {allow} advisory{suppressed}",
-        r.files.len()
+        r.files
     );
     match r.verdict.verdict {
         Effect::Deny if r.enforce => outln!("{head}\ndeny: this commit is blocked"),

@@ -92,6 +92,8 @@ struct Ctx<'a> {
     lets: HashMap<String, LetDef>,
     cycles_reported: BTreeSet<String>,
     scripts: ScriptHost,
+    /// [`CompileOptions::lazy`]: detector regexes are only parsed, not compiled.
+    lazy: bool,
 }
 
 impl Ctx<'_> {
@@ -205,6 +207,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         lets: HashMap::new(),
         cycles_reported: BTreeSet::new(),
         scripts: ScriptHost::new(),
+        lazy: options.lazy,
     };
     let mut parsed = Vec::new();
     for (i, s) in sources.iter().enumerate() {
@@ -1371,6 +1374,8 @@ fn compile_test(
                         ("message", ast::Value::Str(s)) => req.message = s.clone(),
                         ("kind", ast::Value::Str(s)) => req.kind = s.clone(),
                         ("severity", ast::Value::Str(s)) => req.severity = s.clone(),
+                        ("host_unsafe", ast::Value::Bool(b)) => req.host_unsafe = *b,
+                        ("auto_merge", ast::Value::Bool(b)) => req.auto_merge = *b,
                         ("findings", ast::Value::List(items)) => {
                             req.findings =
                                 ctx.expand(fi, items, &mut Vec::new()).unwrap_or_default()
@@ -1384,7 +1389,7 @@ fn compile_test(
                                     format!("unexpected commit field `{other}`"),
                                 )
                                 .with_help(
-                                    "use message: \"…\", findings: [\"rule-id\", …], kind: \"secret\" or severity: \"error\"",
+                                    "use message: \"…\", findings: [\"rule-id\", …], kind: \"secret\", severity: \"error\", host_unsafe: true or auto_merge: true",
                                 ),
                             );
                             good = false;

@@ -69,6 +69,7 @@ impl DetectorKind {
                 "entropy",
                 "stopwords",
                 "allow",
+                "skip",
                 "paths",
                 "exclude",
                 "multiline",
@@ -141,6 +142,10 @@ pub struct CompiledDetector {
     pub exclude: Vec<String>,
     /// `file` only: a regex the file's content must match for the file to be blocked.
     pub content: Option<String>,
+    /// `secret` only: a secret this regex matches in full is a shape, not a secret
+    /// (a UUID, a bare hash, a dotted name).
+    #[serde(default)]
+    pub skip: Option<String>,
     /// `secret` only: the match may span lines (private key blocks).
     pub multiline: bool,
     /// `stub` only: ignore matches inside string literals and after a line comment.

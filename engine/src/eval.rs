@@ -346,6 +346,8 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
         (Attr::CommitMessage, RequestKind::Commit(c)) => s(&c.message),
         (Attr::CommitKind, RequestKind::Commit(c)) => s(&c.kind),
         (Attr::CommitSeverity, RequestKind::Commit(c)) => s(&c.severity),
+        (Attr::CommitHostUnsafe, RequestKind::Commit(c)) => V::Bool(c.host_unsafe),
+        (Attr::CommitAutoMerge, RequestKind::Commit(c)) => V::Bool(c.auto_merge),
         (a, _) => {
             return Err(format!(
                 "attribute {a:?} is not part of a {} request",

@@ -5,8 +5,9 @@
 //! - [`PolicySet::decide`] is the one, pure decision path ([`eval`]);
 //! - [`PolicySet::decide_shell`] splits a shell line and decides every command ([`exec`]);
 //! - [`testing`] runs the policies' own `test` blocks;
-//! - [`effects`] holds the effect handlers, the only modules that touch the host
-//!   (the project lock so far).
+//! - [`effects`] holds the effect handlers, the only modules that touch the host:
+//!   safe paths, the project lock, the journal, the decision log and the sandbox
+//!   ([`effects::sandbox`]; its Docker runner is behind the `sandbox` feature).
 
 pub mod canon;
 pub mod compile;

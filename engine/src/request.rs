@@ -100,6 +100,12 @@ pub struct CommitRequest {
     /// no findings.
     #[serde(default)]
     pub severity: String,
+    /// Some change in the set was produced by a host-unsafe run (outside the sandbox).
+    #[serde(default, rename = "hostUnsafe")]
+    pub host_unsafe: bool,
+    /// The change set is to be merged without a human (an auto-merge request).
+    #[serde(default, rename = "autoMerge")]
+    pub auto_merge: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

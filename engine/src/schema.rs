@@ -48,6 +48,8 @@ pub enum Attr {
     CommitMessage,
     CommitKind,
     CommitSeverity,
+    CommitHostUnsafe,
+    CommitAutoMerge,
 }
 
 #[derive(Debug)]
@@ -215,6 +217,20 @@ pub const ATTRS: &[AttrInfo] = &[
         domain: Some(Domain::Commit),
         doc: "severity of a scanner finding: error or warning",
     },
+    AttrInfo {
+        names: &["commit.host_unsafe"],
+        attr: Attr::CommitHostUnsafe,
+        ty: Ty::Bool,
+        domain: Some(Domain::Commit),
+        doc: "a change in the set was produced by a host-unsafe run",
+    },
+    AttrInfo {
+        names: &["commit.auto_merge"],
+        attr: Attr::CommitAutoMerge,
+        ty: Ty::Bool,
+        domain: Some(Domain::Commit),
+        doc: "the set is to be merged without a human",
+    },
 ];
 
 pub fn lookup_attr(dotted: &str) -> Option<&'static AttrInfo> {
@@ -252,7 +268,7 @@ pub fn obligation_keys(domain: Domain, name: &str) -> Option<&'static [&'static 
     match (domain, name) {
         (Domain::Exec, "sandbox") => Some(&[
             "profile", "image", "network", "memory", "cpus", "pids", "timeout", "user", "readonly",
-            "tmpfs", "env", "output",
+            "tmpfs", "env", "output", "pull", "digest",
         ]),
         _ => None,
     }

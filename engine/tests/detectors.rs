@@ -74,6 +74,7 @@ fn blank(id: &str, kind: DetectorKind, o: Origin) -> CompiledDetector {
         paths: Vec::new(),
         exclude: Vec::new(),
         content: None,
+        skip: None,
         multiline: false,
         code_only: false,
         unless_before: None,
@@ -360,10 +361,26 @@ fn group_must_exist_in_every_pattern() {
 }
 
 #[test]
+fn keywords_are_lower_cased_for_ascii_only() {
+    // The prefilter is ASCII case-insensitive, so only ASCII letters are folded.
+    let src = "language 1;\ndetector stub \"x\" { keywords: [\"ÄBC_Def\"] } because \"x\";";
+    assert_eq!(set(src).detectors[0].keywords, ["Äbc_def"]);
+}
+
+#[test]
 fn file_detectors_take_globs() {
     let src = "language 1;\ndetector file \"src/[a\" because \"x\";";
     assert_eq!(one(src), ("E0112", 2, 15));
     assert!(help(src).contains("globs, not regexes"));
+    // Regex syntax a glob would take literally.
+    for pattern in [r"^\.env", r"\.env$", r"(?i)x", r"\d+\.key", r"**/\w"] {
+        let src = format!("language 1;\ndetector file \"\"\"{pattern}\"\"\" because \"x\";");
+        assert_eq!(one(&src), ("E0112", 2, 15), "{pattern}");
+        assert!(help(&src).contains("looks like a regex"), "{}", help(&src));
+    }
+    let ok =
+        "language 1;\ndetector file \"**/.env.*\", \"**/price\\\\$\", \"**/*.p12\" because \"x\";";
+    assert_eq!(set(ok).detectors[0].patterns[1], r"**/price\$");
     let src = "language 1;\ndetector stub \"a\" { keywords: [\"a\"], paths: [\"[\"] };";
     assert_eq!(one(src), ("E0112", 2, 45));
 }

@@ -5,14 +5,18 @@
 //!
 //! * top-level statements are separated by exactly one blank line, except that runs of
 //!   `default` declarations and runs of `let` declarations stay together;
-//! * inside `role`, `test` and `guide` blocks items are indented by four spaces and keep
+//! * inside `role`, `test`, `guide` and detector blocks items are indented by four spaces and keep
 //!   at most one blank line where the author had one;
 //! * a rule prints its annotations one per line, then its head
 //!   `effect domain op, op pattern, pattern`, then each clause on its own continuation
 //!   line (four more spaces) in the order `when`, `unless`, `with`, `because`;
+//! * a detector prints its annotations one per line, then `detector KIND PATTERNS {`, its
+//!   body one `key: value,` per line (a block item, so comments inside stay there) and
+//!   `} because "…";` — or, without a body, `detector KIND PATTERNS because "…";`;
 //! * `&&`, `||` and `!` become `and`, `or` and `not`; parentheses are kept as written;
 //! * strings are re-escaped minimally, triple-quoted strings stay triple-quoted blocks
 //!   (indented with the line they open on) whenever their text survives the round trip;
+//!   in a detector's patterns and body, one-line triple-quoted text stays on one line;
 //! * `script { … }` bodies are reproduced byte for byte;
 //! * a list stays on one line while that line fits in 100 columns, otherwise it is
 //!   printed one item per line with a trailing comma.
@@ -82,6 +86,8 @@ enum Node<'a> {
     Test(&'a TestBlock),
     Case(&'a TestCase),
     Text(&'a Spanned<String>),
+    /// A `key: value` line of a detector's body.
+    Entry(&'a (Spanned<String>, Spanned<Value>)),
 }
 
 impl<'a> From<&'a Statement> for Node<'a> {
@@ -118,6 +124,7 @@ impl<'a> Node<'a> {
             Node::Test(t) => t.span,
             Node::Case(c) => c.span,
             Node::Text(s) => s.span,
+            Node::Entry((k, v)) => Span::new(k.span.start, v.span.end),
         }
     }
 
@@ -143,6 +150,13 @@ impl<'a> Node<'a> {
                     .last()
                     .map_or(g.title.span.end, |p| pattern_span(p).end);
                 Some((header_end, g.body.iter().map(Node::Text).collect()))
+            }
+            Node::Detector(d) if !d.fields.is_empty() => {
+                let header_end = d
+                    .patterns
+                    .last()
+                    .map_or(d.kind.span.end, |p| pattern_span(p).end);
+                Some((header_end, d.fields.iter().map(Node::Entry).collect()))
             }
             _ => None,
         }
@@ -319,13 +333,29 @@ impl<'a> Formatter<'a> {
         let head = layout(src, indent, |r| r.node(node));
         let Some((header_end, children)) = node.block() else {
             self.last = span.end;
+            if let Node::Entry(_) = node {
+                // The comma after a body entry belongs to it: a comment after it trails it.
+                let rest = src.get(span.end..).unwrap_or("");
+                let gap = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+                if rest.get(gap..).is_some_and(|r| r.starts_with(',')) {
+                    self.last = span.end + gap + 1;
+                }
+            }
             let tail = self.take_trailing();
             self.emit(blank, &format!("{head}{tail}"));
             return;
         };
         self.last = find_open_brace(src, header_end) + 1;
         let head_tail = self.take_trailing();
-        let close = span.end.saturating_sub(1);
+        // Where the block's comments end, and its closing line. A detector's closing line
+        // is `} because "…";`: comments between its `}` and `;` go to the end of the body.
+        let (close, closing) = match node {
+            Node::Detector(d) => (span.end, layout(src, indent, |r| r.detector_close(d))),
+            _ => (
+                span.end.saturating_sub(1),
+                format!("{}}}", " ".repeat(indent)),
+            ),
+        };
         let has_inner = !children.is_empty()
             || !head_tail.is_empty()
             || self.peek().is_some_and(|c| c.span.start < close);
@@ -334,7 +364,7 @@ impl<'a> Formatter<'a> {
             self.sequence(&children, indent + INDENT, false, close);
             self.last = span.end;
             let tail = self.take_trailing();
-            self.emit(false, &format!("{}}}{tail}", " ".repeat(indent)));
+            self.emit(false, &format!("{closing}{tail}"));
         } else {
             self.last = span.end;
             let tail = self.take_trailing();
@@ -439,6 +469,13 @@ impl Render<'_> {
             }
             Node::Case(c) => self.case(c),
             Node::Text(s) => self.string(s),
+            Node::Entry((key, value)) => {
+                self.inline_triple = true;
+                self.push(&format!("{}: ", key.node));
+                self.value(value);
+                self.push(",");
+                self.inline_triple = false;
+            }
         }
     }
 
@@ -479,7 +516,8 @@ impl Render<'_> {
         self.push(";");
     }
 
-    /// `detector KIND PATTERNS {`, one `key: value,` per line, `} because "…";`. Regexes
+    /// A detector without a body, or the head of one with a body: `detector KIND
+    /// PATTERNS {` (the body's entries are block items, see [`Node::block`]). Regexes
     /// written triple-quoted on one line stay on one line.
     fn detector(&mut self, d: &Detector) {
         let base = self.indent();
@@ -487,18 +525,21 @@ impl Render<'_> {
         self.inline_triple = true;
         self.push(&format!("detector {} ", d.kind.node));
         self.patterns(&d.patterns);
-        if !d.fields.is_empty() {
-            self.push(" {");
-            for (key, value) in &d.fields {
-                self.newline(base + INDENT);
-                self.push(&format!("{}: ", key.node));
-                self.value(value);
-                self.push(",");
-            }
-            self.newline(base);
-            self.push("}");
-        }
         self.inline_triple = false;
+        if d.fields.is_empty() {
+            self.because(d);
+        } else {
+            self.push(" {");
+        }
+    }
+
+    /// The line closing a detector's body: `} because "…";`.
+    fn detector_close(&mut self, d: &Detector) {
+        self.push("}");
+        self.because(d);
+    }
+
+    fn because(&mut self, d: &Detector) {
         if let Some(because) = &d.because {
             self.push(" because ");
             self.string(because);

@@ -248,6 +248,12 @@ mod tests {
     }
 
     #[test]
+    fn detector_body_does_not_end_a_detector() {
+        let src = "detector file \"a\" { exclude: [\"b\"] } because \"c\";\ndetector file \"d\";";
+        assert_eq!(scan(src, 64).statements.len(), 2);
+    }
+
+    #[test]
     fn depth_limit_reports_the_offending_bracket() {
         let src = format!("deny exec \"a\" when {}", "(".repeat(10));
         assert_eq!(scan(&src, 4).too_deep_at, Some(23));

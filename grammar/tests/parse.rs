@@ -289,3 +289,13 @@ fn a_detector_in_a_role_is_refused_with_its_own_code() {
     assert_eq!(d.code, "E0121");
     assert_eq!(&src[d.span.start..d.span.end], "@id(\"x\") detector file");
 }
+
+#[test]
+fn detectors_survive_error_recovery() {
+    // A syntax error elsewhere: each statement is parsed on its own, and the detector
+    // (whose `{ … }` body does not end the statement) still parses.
+    let src = "deny exec \"x\" bogus;\ndetector file \"a\" { exclude: [\"b\"] } because \"c\";\n";
+    let out = parse(src);
+    assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
+    assert!(matches!(&out.file.statements[..], [Statement::Detector(d)] if d.fields.len() == 1));
+}

@@ -35,4 +35,8 @@ pub const FILES: &[(&str, &str)] = &[
         "stdlib/commit.policy",
         include_str!("../policies/commit.policy"),
     ),
+    (
+        "stdlib/sandbox.policy",
+        include_str!("../policies/sandbox.policy"),
+    ),
 ];

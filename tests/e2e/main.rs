@@ -2,8 +2,10 @@
 //! End-to-end tests: the real `contextos` binary in real project directories.
 
 mod compile;
+mod githook;
 mod hooks;
 mod plugins;
+mod sandbox;
 mod scan;
 mod scan_corpus;
 mod schema;

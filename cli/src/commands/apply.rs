@@ -38,24 +38,24 @@ struct Changeset {
     changes: Vec<Entry>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Entry {
-    op: Op,
-    path: String,
+pub(crate) struct Entry {
+    pub(crate) op: Op,
+    pub(crate) path: String,
     #[serde(default)]
-    content: Option<String>,
+    pub(crate) content: Option<String>,
     #[serde(default)]
-    mode: Option<u32>,
+    pub(crate) mode: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) expect_sha256: Option<String>,
     #[serde(default)]
-    expect_sha256: Option<String>,
-    #[serde(default)]
-    must_not_exist: bool,
+    pub(crate) must_not_exist: bool,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-enum Op {
+pub(crate) enum Op {
     Write,
     Delete,
 }
@@ -196,58 +196,10 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     if changeset.changes.is_empty() {
         return ctx.fail("the changeset has no changes");
     }
-    // 1. Every path through the evaluator.
-    let decisions: Vec<Decision> = changeset
-        .changes
-        .iter()
-        .map(|e| {
-            let op = match e.op {
-                Op::Write => PathOp::Write,
-                Op::Delete => PathOp::Delete,
-            };
-            set.decide(
-                &Request::path(op, e.path.clone()).with_role(args.role.clone()),
-                EvalOptions::default(),
-            )
-        })
-        .collect();
-    let verdict = decisions
-        .iter()
-        .map(|d| d.verdict)
-        .max()
-        .unwrap_or(Effect::Allow);
-    let mut steps = Vec::new();
-    for (e, d) in changeset.changes.iter().zip(&decisions) {
-        let RequestKind::Path(p) = &d.request.kind else {
-            return ctx.fail("internal: a path decision without a path request");
-        };
-        let change = match (e.op, &e.content) {
-            (Op::Write, Some(c)) => Change::Write {
-                path: p.path.clone(),
-                content: c.clone().into_bytes(),
-                mode: e.mode.unwrap_or(0o644),
-            },
-            (Op::Write, None) => return ctx.fail(&format!("{}: a write needs `content`", e.path)),
-            (Op::Delete, _) => Change::Delete {
-                path: p.path.clone(),
-            },
-        };
-        let precondition = match (&e.expect_sha256, e.must_not_exist) {
-            (Some(_), true) => {
-                return ctx.fail(&format!(
-                    "{}: expectSha256 and mustNotExist exclude each other",
-                    e.path
-                ))
-            }
-            (Some(h), false) => Precondition::Sha256(h.clone()),
-            (None, true) => Precondition::MustNotExist,
-            (None, false) => Precondition::Any,
-        };
-        steps.push(Step {
-            change,
-            precondition,
-        });
-    }
+    let (decisions, verdict, steps) = match plan(&set, &changeset.changes, args.role.as_deref()) {
+        Ok(x) => x,
+        Err(e) => return ctx.fail(&e),
+    };
     let blocked = verdict == Effect::Deny || (verdict == Effect::Ask && !args.yes);
     if args.dry_run || blocked {
         report(
@@ -263,29 +215,99 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             _ => EXIT_OK,
         };
     }
-    // 2. Under the lock: recover, then commit.
-    let guard = match ctx.take_lock(
-        &project.root,
-        "contextos apply",
-        Duration::from_secs(args.lock_timeout),
-    ) {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
-    let root = match SafeRoot::open(&project.root) {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    if let Err(e) = journal::recover(&root, &guard) {
-        return ctx.fail(&format!("recovering the journal: {e}"));
-    }
-    match journal::commit(&root, &guard, &steps, &mut |_| {}) {
+    match commit_steps(&project.root, &steps, args.lock_timeout, "contextos apply") {
         Ok(c) => {
             report(ctx, &decisions, verdict, Some(&c), None);
             EXIT_OK
         }
-        Err(e) => ctx.fail(&format!("nothing was applied: {e}")),
+        Err(e) => ctx.fail(&e),
     }
+}
+
+/// Decides every change as a path request and builds the journal steps. The verdict is
+/// the strongest over all changes; the caller refuses to commit on deny (and on ask
+/// without confirmation).
+pub(crate) fn plan(
+    set: &contextos_engine::PolicySet,
+    changes: &[Entry],
+    role: Option<&str>,
+) -> Result<(Vec<Decision>, Effect, Vec<Step>), String> {
+    // 1. Every path through the evaluator.
+    let decisions: Vec<Decision> = changes
+        .iter()
+        .map(|e| {
+            let op = match e.op {
+                Op::Write => PathOp::Write,
+                Op::Delete => PathOp::Delete,
+            };
+            set.decide(
+                &Request::path(op, e.path.clone()).with_role(role.map(str::to_string)),
+                EvalOptions::default(),
+            )
+        })
+        .collect();
+    let verdict = decisions
+        .iter()
+        .map(|d| d.verdict)
+        .max()
+        .unwrap_or(Effect::Allow);
+    let mut steps = Vec::new();
+    for (e, d) in changes.iter().zip(&decisions) {
+        let RequestKind::Path(p) = &d.request.kind else {
+            return Err("internal: a path decision without a path request".into());
+        };
+        let change = match (e.op, &e.content) {
+            (Op::Write, Some(c)) => Change::Write {
+                path: p.path.clone(),
+                content: c.clone().into_bytes(),
+                mode: e.mode.unwrap_or(0o644),
+            },
+            (Op::Write, None) => return Err(format!("{}: a write needs `content`", e.path)),
+            (Op::Delete, _) => Change::Delete {
+                path: p.path.clone(),
+            },
+        };
+        let precondition = match (&e.expect_sha256, e.must_not_exist) {
+            (Some(_), true) => {
+                return Err(format!(
+                    "{}: expectSha256 and mustNotExist exclude each other",
+                    e.path
+                ))
+            }
+            (Some(h), false) => Precondition::Sha256(h.clone()),
+            (None, true) => Precondition::MustNotExist,
+            (None, false) => Precondition::Any,
+        };
+        steps.push(Step {
+            change,
+            precondition,
+        });
+    }
+    Ok((decisions, verdict, steps))
+}
+
+/// 2. Under the lock: recover interrupted transactions, then commit `steps` as one.
+pub(crate) fn commit_steps(
+    project_root: &std::path::Path,
+    steps: &[Step],
+    lock_timeout: u64,
+    command: &str,
+) -> Result<journal::Committed, String> {
+    use contextos_engine::effects::lock::{acquire, AcquireOptions};
+    let opts = AcquireOptions {
+        timeout: Duration::from_secs(lock_timeout),
+        command: command.to_string(),
+    };
+    let guard = acquire(project_root, &opts, &mut |holder| {
+        if let Some(h) = holder {
+            eprintln!("waiting for the project lock held by {h}");
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    let root = SafeRoot::open(project_root).map_err(|e| e.to_string())?;
+    journal::recover(&root, &guard).map_err(|e| format!("recovering the journal: {e}"))?;
+    journal::commit(&root, &guard, steps, &mut |_| {})
+        .map_err(|e| format!("nothing was applied: {e}"))
 }
 
 fn diffs(root: &std::path::Path, steps: &[Step]) -> Vec<String> {

@@ -77,6 +77,13 @@ enum What {
         severity: String,
         #[arg(long)]
         role: Option<String>,
+        /// The change was produced by a host-unsafe run (also inferred from the runs
+        /// `contextos run` recorded for these files).
+        #[arg(long)]
+        host_unsafe: bool,
+        /// The change is to be merged without a human.
+        #[arg(long)]
+        auto_merge: bool,
     },
 }
 
@@ -90,7 +97,7 @@ fn exit_for(v: Effect) -> u8 {
 
 /// Quotes argv words so the shell splitter sees exactly these words; wrappers such as
 /// `sudo` or `sh -c` in argv form are then unwrapped like in shell form.
-fn shell_quote(argv: &[String]) -> String {
+pub(crate) fn shell_quote(argv: &[String]) -> String {
     argv.iter()
         .map(|w| {
             if !w.is_empty()
@@ -170,12 +177,19 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     kind,
                     severity,
                     role,
+                    host_unsafe,
+                    auto_merge,
                 } => Request::new(RequestKind::Commit(CommitRequest {
                     files: files.clone(),
                     findings: findings.clone(),
                     message: message.clone(),
                     kind: kind.clone(),
                     severity: severity.clone(),
+                    host_unsafe: *host_unsafe
+                        || ctx
+                            .project()
+                            .is_ok_and(|p| super::run::produced_by_host_unsafe(&p.root, files)),
+                    auto_merge: *auto_merge,
                 }))
                 .with_role(role.clone()),
                 What::Exec { .. } => return ctx.fail("internal: exec handled above"),

@@ -1,4 +1,5 @@
-//! `contextos hook claude|cursor|copilot`: answers an agent's pre-tool-call hook.
+//! `contextos hook claude|cursor|copilot|codex`: answers an agent's pre-tool-call hook.
+//! (`contextos hook install|uninstall`, the git pre-commit hook, lives in `githook`.)
 //!
 //! Reads one event on stdin, judges it with the project's policies (loaded through the
 //! policy cache) and answers in the agent's protocol. Every failure — unreadable input,
@@ -32,6 +33,11 @@ pub enum AgentArg {
     Copilot(AgentOpts),
     /// OpenAI Codex `PreToolUse` (`Bash`, `apply_patch`, MCP tools); an ask is a deny.
     Codex(AgentOpts),
+    /// Add the contextos block (`contextos scan --staged --enforce`) to the git
+    /// pre-commit hook, keeping the user's own hook lines.
+    Install(super::githook::InstallArgs),
+    /// Remove the contextos block from the git pre-commit hook, and nothing else.
+    Uninstall(super::githook::UninstallArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -74,8 +80,11 @@ fn emit(r: &Rendered) -> bool {
     true
 }
 
-pub fn run(project: Option<&Path>, args: &Args) -> u8 {
+pub fn run(ctx: &super::Context, args: &Args) -> u8 {
+    let project = ctx.project.as_deref();
     let (agent, opts) = match &args.agent {
+        AgentArg::Install(a) => return super::githook::install(ctx, a),
+        AgentArg::Uninstall(a) => return super::githook::uninstall(ctx, a),
         AgentArg::Claude(o) => (Agent::Claude, o),
         AgentArg::Cursor(o) => (Agent::Cursor, o),
         AgentArg::Copilot(o) => (Agent::Copilot, o),

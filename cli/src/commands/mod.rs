@@ -6,11 +6,13 @@ pub mod compile;
 pub mod decide;
 pub mod fmt;
 pub mod gate;
+pub mod githook;
 pub mod hook;
 pub mod journal;
 pub mod lock;
 pub mod log;
 pub mod plugin;
+pub mod run;
 pub mod scan;
 pub mod test;
 

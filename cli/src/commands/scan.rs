@@ -161,23 +161,36 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         Err(e) => return ctx.fail(&e.to_string()),
     };
 
-    let change = match staged::read(&project.root, staged::ReadOptions { max_blob_bytes }) {
+    let change = match staged::read(&project.root) {
         Ok(c) => c,
         Err(e) => return ctx.fail(&e.to_string()),
     };
-    let found = match scan::find(&detectors, &change.files, scope.as_ref()) {
-        Ok(f) => f,
-        Err(e) => return ctx.fail(&format!("a detector could not run: {e}")),
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let scanned = match scan::scan_staged(
+        &change,
+        &detectors,
+        scope.as_ref(),
+        staged::ReadOptions { max_blob_bytes },
+        threads,
+    ) {
+        Ok(s) => s,
+        Err(e) => return ctx.fail(&e.to_string()),
     };
-    let (kept, mut suppressed) = suppress::apply_inline(found, &change.files);
-    let (kept, by_baseline) = baseline.apply(kept);
+    let mut suppressed = scanned.suppressed;
+    let (kept, by_baseline) = baseline.apply(scanned.findings);
     suppressed.extend(by_baseline);
-    let verdict = scan::verdict::decide(&policy, &change.files, kept, args.role.as_deref());
+    let paths = change.paths();
+    let facts = scan::verdict::ChangeFacts {
+        role: args.role.as_deref(),
+        host_unsafe: super::run::produced_by_host_unsafe(&project.root, &paths),
+    };
+    let verdict = scan::verdict::decide(&policy, &paths, kept, facts);
 
     let report = Report {
         verdict: &verdict,
         suppressed: &suppressed,
-        files: &change.files,
+        files: scanned.files,
+        bytes: scanned.bytes,
         enforce: args.enforce,
     };
     scan_report::print(ctx.format, &report);

@@ -15,12 +15,53 @@ use std::collections::BTreeSet;
 /// Compiled-program size limit for detector regexes (the scanner uses the same).
 pub const REGEX_SIZE_LIMIT: usize = 1 << 22;
 
-/// Compiles `pattern` as the scanner will; the error is the regex crate's message.
-pub fn check_regex(pattern: &str) -> Result<regex::Regex, String> {
-    regex::RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
+/// What checking a detector regex established.
+#[derive(Debug, Clone)]
+pub struct CheckedRegex {
+    pattern: String,
+    captures_len: usize,
+}
+
+impl CheckedRegex {
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+    /// Capture groups including group 0, as `regex::Regex::captures_len` counts them.
+    pub fn captures_len(&self) -> usize {
+        self.captures_len
+    }
+}
+
+/// Checks `pattern` as the scanner will compile it; the error is the regex crate's
+/// message. With `full` it is compiled (catching the size limit too); otherwise only
+/// parsed, which is what a short-lived process (a hook, a scan) can afford on every cold
+/// start — the scanner compiles what it uses and fails closed on a regex that does not.
+pub fn check_regex(pattern: &str, full: bool) -> Result<CheckedRegex, String> {
+    if full {
+        return regex::RegexBuilder::new(pattern)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map(|re| CheckedRegex {
+                pattern: pattern.to_string(),
+                captures_len: re.captures_len(),
+            })
+            .map_err(|e| regex_message(&e));
+    }
+    regex_syntax::ParserBuilder::new()
         .build()
-        .map_err(|e| regex_message(&e))
+        .parse(pattern)
+        .map(|hir| CheckedRegex {
+            pattern: pattern.to_string(),
+            captures_len: hir.properties().explicit_captures_len() + 1,
+        })
+        .map_err(|e| {
+            let text = e.to_string();
+            text.lines()
+                .rev()
+                .find_map(|l| l.trim().strip_prefix("error: "))
+                .map(str::to_string)
+                .unwrap_or_else(|| text.lines().last().unwrap_or("").trim().to_string())
+        })
 }
 
 /// The regex crate's syntax errors draw the pattern with a caret over several lines;
@@ -32,6 +73,24 @@ fn regex_message(e: &regex::Error) -> String {
         .find_map(|l| l.trim().strip_prefix("error: "))
         .map(str::to_string)
         .unwrap_or_else(|| text.lines().last().unwrap_or("").trim().to_string())
+}
+
+/// Regex syntax that a path glob would take literally, so a `file` detector written with
+/// a regex fails loudly instead of never matching.
+fn regex_syntax_in_glob(p: &str) -> Option<&'static str> {
+    if p.starts_with('^') {
+        return Some("`^` anchor");
+    }
+    if p.ends_with('$') && !p.ends_with("\\$") {
+        return Some("`$` anchor");
+    }
+    if p.contains("(?") {
+        return Some("`(?` group");
+    }
+    ["\\d", "\\w", "\\s", "\\b"]
+        .into_iter()
+        .find(|class| p.contains(class))
+        .map(|_| "`\\d`, `\\w`, `\\s` or `\\b` class")
 }
 
 fn value_type(v: &Value) -> &'static str {
@@ -160,6 +219,22 @@ pub(super) fn compile_detector(
             continue;
         }
         if kind == DetectorKind::File {
+            if let Some(what) = regex_syntax_in_glob(p) {
+                ctx.err(
+                    fi,
+                    Diagnostic::error(
+                        "E0112",
+                        *span,
+                        format!("`{p}` looks like a regex ({what}), not a path glob"),
+                    )
+                    .with_label("a regex?")
+                    .with_help(
+                        "`file` detectors match paths with globs such as `**/.env.*`; \
+                         put a regex over the file's content in `content: \"…\"`",
+                    ),
+                );
+                continue;
+            }
             if let Err(e) = path_glob(p) {
                 ctx.err(
                     fi,
@@ -170,7 +245,7 @@ pub(super) fn compile_detector(
             }
             continue;
         }
-        match check_regex(p) {
+        match check_regex(p, !ctx.lazy) {
             Ok(re) => regexes.push(re),
             Err(e) => ctx.err(
                 fi,
@@ -195,6 +270,7 @@ pub(super) fn compile_detector(
         paths: Vec::new(),
         exclude: Vec::new(),
         content: None,
+        skip: None,
         multiline: false,
         code_only: false,
         unless_before: None,
@@ -261,7 +337,7 @@ pub(super) fn compile_detector(
                                     .with_help("an empty keyword would let every line through"),
                             );
                         }
-                        out.keywords = vals.iter().map(|w| w.to_lowercase()).collect();
+                        out.keywords = vals.iter().map(|w| w.to_ascii_lowercase()).collect();
                     }
                     "stopwords" => out.stopwords = vals,
                     "allow" => out.allow = vals,
@@ -339,12 +415,12 @@ pub(super) fn compile_detector(
                     out.code_only = b;
                 }
             }
-            "content" | "unless_before" => {
+            "content" | "unless_before" | "skip" => {
                 let Value::Str(s) = &v.node else {
                     ctx.err(fi, wrong_type(v, key, "a regex in a string"));
                     continue;
                 };
-                if let Err(e) = check_regex(s) {
+                if let Err(e) = check_regex(s, !ctx.lazy) {
                     ctx.err(
                         fi,
                         Diagnostic::error("E0125", v.span, format!("invalid regex: {e}"))
@@ -352,10 +428,10 @@ pub(super) fn compile_detector(
                     );
                     continue;
                 }
-                if key == "content" {
-                    out.content = Some(s.clone());
-                } else {
-                    out.unless_before = Some(s.clone());
+                match key {
+                    "content" => out.content = Some(s.clone()),
+                    "skip" => out.skip = Some(s.clone()),
+                    _ => out.unless_before = Some(s.clone()),
                 }
             }
             _ => {}

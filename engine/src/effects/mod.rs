@@ -6,3 +6,4 @@ pub mod journal;
 pub mod landing;
 pub mod lock;
 pub mod safe_fs;
+pub mod sandbox;

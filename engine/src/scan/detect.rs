@@ -36,6 +36,7 @@ struct Prepared {
     regexes: Vec<OnceLock<Result<Regex, String>>>,
     content: OnceLock<Result<Option<Regex>, String>>,
     unless_before: OnceLock<Result<Option<Regex>, String>>,
+    skip: OnceLock<Result<Option<Regex>, String>>,
     allow: BTreeSet<Vec<u8>>,
     stopwords: Vec<Vec<u8>>,
 }
@@ -121,13 +122,17 @@ impl Detectors {
             } else {
                 d.patterns.iter().map(|_| OnceLock::new()).collect()
             };
+            let mut det = d.clone();
+            // `skip` describes the whole value.
+            det.skip = det.skip.map(|s| format!("^(?:{s})$"));
             prepared.push(Prepared {
-                det: d.clone(),
+                det,
                 paths,
                 exclude,
                 regexes,
                 content: OnceLock::new(),
                 unless_before: OnceLock::new(),
+                skip: OnceLock::new(),
                 allow: d.allow.iter().map(|a| a.as_bytes().to_vec()).collect(),
                 stopwords: d
                     .stopwords
@@ -178,6 +183,7 @@ impl Detectors {
             }
             lazy_opt_regex(&p.content, p.det.content.as_deref(), &p.det.id)?;
             lazy_opt_regex(&p.unless_before, p.det.unless_before.as_deref(), &p.det.id)?;
+            lazy_opt_regex(&p.skip, p.det.skip.as_deref(), &p.det.id)?;
         }
         Ok(())
     }
@@ -325,6 +331,11 @@ impl Detectors {
                 }
                 if let Some(min) = d.min_entropy {
                     if text::entropy(value) < min {
+                        return Ok(None);
+                    }
+                }
+                if let Some(re) = lazy_opt_regex(&p.skip, d.skip.as_deref(), &d.id)? {
+                    if re.is_match(value) {
                         return Ok(None);
                     }
                 }

@@ -37,23 +37,11 @@ pub enum StagedError {
     Sparse { path: String },
 }
 
-/// Reads a blob (or its size) by id; the path names it in errors.
-type BlobReader<'a, T> = dyn Fn(gix::ObjectId, &str) -> Result<T, StagedError> + 'a;
-
 /// Limits for reading blobs.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadOptions {
     /// Blobs larger than this are not read; they become `oversize` findings.
     pub max_blob_bytes: u64,
-}
-
-/// Where the repository is and what the index stages.
-#[derive(Debug)]
-pub struct StagedChange {
-    pub workdir: PathBuf,
-    pub git_dir: PathBuf,
-    pub files: Vec<ChangedFile>,
-    pub head_unborn: bool,
 }
 
 fn show(path: &BStr) -> String {
@@ -90,8 +78,133 @@ pub fn added_lines(old: &[u8], new: &[u8]) -> Vec<Range<usize>> {
     out
 }
 
-/// Reads the staged change of the repository containing `dir`.
-pub fn read(dir: &Path, opts: ReadOptions) -> Result<StagedChange, StagedError> {
+/// One path the index stages differently from `HEAD`, before its content is read.
+#[derive(Debug, Clone)]
+pub struct StagedEntry {
+    pub path: String,
+    pub status: ChangeStatus,
+    pub kind: EntryKind,
+    /// The staged blob (`None` for deletions).
+    pub id: Option<gix::ObjectId>,
+    /// What `HEAD` had at this path.
+    pub old: Option<(gix::ObjectId, gix::object::tree::EntryMode)>,
+}
+
+/// Where the repository is and what the index stages. Content is read per entry with
+/// [`StagedChange::load`], so a scan holds one file at a time per worker, not the index.
+#[derive(Debug)]
+pub struct StagedChange {
+    pub workdir: PathBuf,
+    pub git_dir: PathBuf,
+    pub entries: Vec<StagedEntry>,
+    pub head_unborn: bool,
+    repo: gix::ThreadSafeRepository,
+}
+
+impl StagedChange {
+    /// A handle to the repository for the calling thread.
+    pub fn repo(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+
+    /// Every path the change touches (both ends of renames), sorted.
+    pub fn paths(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .entries
+            .iter()
+            .flat_map(|e| {
+                let from = match &e.status {
+                    ChangeStatus::Renamed { from } => Some(from.clone()),
+                    _ => None,
+                };
+                std::iter::once(e.path.clone()).chain(from)
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Reads an entry's staged content and works out which lines it adds.
+    pub fn load(
+        &self,
+        repo: &gix::Repository,
+        e: &StagedEntry,
+        opts: ReadOptions,
+    ) -> Result<ChangedFile, StagedError> {
+        let empty = |size: u64, oversize: bool| ChangedFile {
+            path: e.path.clone(),
+            status: e.status.clone(),
+            kind: e.kind,
+            size,
+            content: None,
+            added: Added::Lines(Vec::new()),
+            oversize,
+            blob_id: e.id,
+        };
+        let Some(id) = e.id else {
+            return Ok(empty(0, false));
+        };
+        if e.kind == EntryKind::Submodule {
+            return Ok(empty(0, false));
+        }
+        let err = |id: gix::ObjectId, message: String| StagedError::Object {
+            id: id.to_string(),
+            path: e.path.clone(),
+            message,
+        };
+        let size = |id: gix::ObjectId| -> Result<u64, StagedError> {
+            repo.find_header(id)
+                .map(|h| h.size())
+                .map_err(|x| err(id, x.to_string()))
+        };
+        let read = |id: gix::ObjectId| -> Result<Vec<u8>, StagedError> {
+            repo.find_object(id)
+                .map(|o| o.detach().data)
+                .map_err(|x| err(id, x.to_string()))
+        };
+        let new_size = size(id)?;
+        if new_size > opts.max_blob_bytes {
+            let mut f = empty(new_size, true);
+            f.added = Added::All;
+            return Ok(f);
+        }
+        let content = read(id)?;
+        let added = match (&e.status, e.old) {
+            // Same content under a new name: nothing was added line by line.
+            (ChangeStatus::Renamed { .. }, _) => Added::Lines(Vec::new()),
+            // The old side is diffed only when it was a readable text blob of sane size;
+            // otherwise every line counts as added (stricter, never looser).
+            (_, Some((old_id, old_mode))) if old_mode.is_blob_or_symlink() => {
+                if size(old_id)? > opts.max_blob_bytes {
+                    Added::All
+                } else {
+                    let old = read(old_id)?;
+                    if super::text::is_binary(&old) {
+                        Added::All
+                    } else {
+                        Added::Lines(added_lines(&old, &content))
+                    }
+                }
+            }
+            _ => Added::All,
+        };
+        Ok(ChangedFile {
+            path: e.path.clone(),
+            status: e.status.clone(),
+            kind: e.kind,
+            size: new_size,
+            content: Some(content),
+            added,
+            oversize: false,
+            blob_id: Some(id),
+        })
+    }
+}
+
+/// Reads which paths the index stages differently from `HEAD` in the repository
+/// containing `dir`. Blob contents are not read here.
+pub fn read(dir: &Path) -> Result<StagedChange, StagedError> {
     let repo = gix::discover(dir)
         .map_err(|e| StagedError::NotARepository(dir.to_path_buf(), e.to_string()))?;
     let Some(workdir) = repo.workdir().map(Path::to_path_buf) else {
@@ -119,26 +232,8 @@ pub fn read(dir: &Path, opts: ReadOptions) -> Result<StagedChange, StagedError> 
             }
         }
     }
-    let read_blob = |id: gix::ObjectId, path: &str| -> Result<Vec<u8>, StagedError> {
-        repo.find_object(id)
-            .map(|o| o.detach().data)
-            .map_err(|e| StagedError::Object {
-                id: id.to_string(),
-                path: path.to_string(),
-                message: e.to_string(),
-            })
-    };
-    let blob_size = |id: gix::ObjectId, path: &str| -> Result<u64, StagedError> {
-        repo.find_header(id)
-            .map(|h| h.size())
-            .map_err(|e| StagedError::Object {
-                id: id.to_string(),
-                path: path.to_string(),
-                message: e.to_string(),
-            })
-    };
 
-    let mut files = Vec::new();
+    let mut entries = Vec::new();
     for entry in index.entries() {
         let raw_path = entry.path(&index);
         if entry.stage() != gix::index::entry::Stage::Unconflicted {
@@ -170,126 +265,56 @@ pub fn read(dir: &Path, opts: ReadOptions) -> Result<StagedChange, StagedError> 
                 continue;
             }
         }
-        let path = show(raw_path);
-        let kind = kind_of(mode);
-        let status = if old.is_some() {
-            ChangeStatus::Modified
-        } else {
-            ChangeStatus::Added
-        };
-        files.push(build(
-            &path, entry.id, kind, status, old, opts, &read_blob, &blob_size,
-        )?);
+        entries.push(StagedEntry {
+            path: show(raw_path),
+            status: if old.is_some() {
+                ChangeStatus::Modified
+            } else {
+                ChangeStatus::Added
+            },
+            kind: kind_of(mode),
+            id: Some(entry.id),
+            old,
+        });
     }
     // What HEAD has and the index does not: deletions, or the old end of a rename.
-    let mut deleted: Vec<(Vec<u8>, gix::ObjectId)> = head_entries
+    let mut deleted: Vec<(Vec<u8>, gix::ObjectId, gix::object::tree::EntryMode)> = head_entries
         .into_iter()
-        .map(|(p, (id, _))| (p, id))
+        .map(|(p, (id, mode))| (p, id, mode))
         .collect();
     deleted.sort();
     let mut added_by_blob: HashMap<gix::ObjectId, Vec<usize>> = HashMap::new();
-    for (i, f) in files.iter().enumerate().rev() {
-        if let (ChangeStatus::Added, Some(id)) = (&f.status, f.blob_id) {
-            added_by_blob.entry(id).or_default().push(i);
+    for (i, e) in entries.iter().enumerate().rev() {
+        if let (ChangeStatus::Added, Some(id)) = (&e.status, e.id) {
+            if e.kind != EntryKind::Submodule {
+                added_by_blob.entry(id).or_default().push(i);
+            }
         }
     }
-    for (raw, id) in deleted {
+    for (raw, id, mode) in deleted {
         let path = show(raw.as_bstr());
         let renamed_to = added_by_blob
             .get_mut(&id)
             .and_then(Vec::pop)
-            .and_then(|i| files.get_mut(i));
+            .and_then(|i| entries.get_mut(i));
         match renamed_to {
-            Some(f) => {
-                f.status = ChangeStatus::Renamed { from: path };
-                // Same content under a new name: nothing was added line by line.
-                f.added = Added::Lines(Vec::new());
-            }
-            None => files.push(ChangedFile {
+            Some(e) => e.status = ChangeStatus::Renamed { from: path },
+            None => entries.push(StagedEntry {
                 path,
                 status: ChangeStatus::Deleted,
-                kind: EntryKind::File,
-                size: 0,
-                content: None,
-                added: Added::Lines(Vec::new()),
-                oversize: false,
-                blob_id: None,
+                kind: kind_of(mode),
+                id: None,
+                old: Some((id, mode)),
             }),
         }
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(StagedChange {
         workdir,
         git_dir: repo.git_dir().to_path_buf(),
-        files,
+        entries,
         head_unborn,
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn build(
-    path: &str,
-    id: gix::ObjectId,
-    kind: EntryKind,
-    status: ChangeStatus,
-    old: Option<(gix::ObjectId, gix::object::tree::EntryMode)>,
-    opts: ReadOptions,
-    read_blob: &BlobReader<'_, Vec<u8>>,
-    blob_size: &BlobReader<'_, u64>,
-) -> Result<ChangedFile, StagedError> {
-    if kind == EntryKind::Submodule {
-        return Ok(ChangedFile {
-            path: path.to_string(),
-            status,
-            kind,
-            size: 0,
-            content: None,
-            added: Added::Lines(Vec::new()),
-            oversize: false,
-            blob_id: None,
-        });
-    }
-    let size = blob_size(id, path)?;
-    if size > opts.max_blob_bytes {
-        return Ok(ChangedFile {
-            path: path.to_string(),
-            status,
-            kind,
-            size,
-            content: None,
-            added: Added::All,
-            oversize: true,
-            blob_id: Some(id),
-        });
-    }
-    let content = read_blob(id, path)?;
-    let added = match old {
-        // The old side is only diffed when it was a readable text blob of sane size;
-        // otherwise every line counts as added (stricter, never looser).
-        Some((old_id, old_mode)) if old_mode.is_blob_or_symlink() => {
-            let old_size = blob_size(old_id, path)?;
-            if old_size > opts.max_blob_bytes {
-                Added::All
-            } else {
-                let old_content = read_blob(old_id, path)?;
-                if super::text::is_binary(&old_content) {
-                    Added::All
-                } else {
-                    Added::Lines(added_lines(&old_content, &content))
-                }
-            }
-        }
-        _ => Added::All,
-    };
-    Ok(ChangedFile {
-        path: path.to_string(),
-        status,
-        kind,
-        size,
-        content: Some(content),
-        added,
-        oversize: false,
-        blob_id: Some(id),
+        repo: repo.into_sync(),
     })
 }
 

@@ -7,7 +7,7 @@
 //! finding id), for rules about the change rather than a finding. The verdict is the
 //! strongest of them all: `deny` blocks, `ask` needs review, `allow` is advisory.
 
-use super::{ChangedFile, Finding};
+use super::Finding;
 use crate::decision::Decision;
 use crate::eval::EvalOptions;
 use crate::policy::PolicySet;
@@ -30,12 +30,20 @@ pub struct CommitVerdict {
     pub change: Decision,
 }
 
+/// Facts about the change that hold for every request made about it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChangeFacts<'a> {
+    pub role: Option<&'a str>,
+    /// Some staged path was last written by a host-unsafe `contextos run`.
+    pub host_unsafe: bool,
+}
+
 fn request(
     files: Vec<String>,
     findings: Vec<String>,
     kind: &str,
     severity: &str,
-    role: Option<&str>,
+    facts: ChangeFacts<'_>,
 ) -> Request {
     Request::new(RequestKind::Commit(CommitRequest {
         files,
@@ -43,17 +51,20 @@ fn request(
         message: String::new(),
         kind: kind.to_string(),
         severity: severity.to_string(),
+        host_unsafe: facts.host_unsafe,
+        // A commit is not a merge: auto-merge is decided where merges happen.
+        auto_merge: false,
     }))
-    .with_role(role.map(str::to_string))
+    .with_role(facts.role.map(str::to_string))
 }
 
 /// Decides every finding and the change; evaluation errors resolve stricter inside
 /// the evaluator, so a broken rule can only make the verdict stronger.
 pub fn decide(
     policy: &PolicySet,
-    files: &[ChangedFile],
+    paths: &[String],
     findings: Vec<Finding>,
-    role: Option<&str>,
+    facts: ChangeFacts<'_>,
 ) -> CommitVerdict {
     let opts = EvalOptions::default();
     let mut verdict = Effect::Allow;
@@ -64,7 +75,7 @@ pub fn decide(
             vec![f.rule.clone()],
             f.kind.as_str(),
             f.severity.as_str(),
-            role,
+            facts,
         );
         let decision = policy.decide(&req, opts);
         verdict = verdict.max(decision.verdict);
@@ -73,12 +84,6 @@ pub fn decide(
             decision,
         });
     }
-    let mut paths: Vec<String> = files
-        .iter()
-        .flat_map(|f| f.paths().map(str::to_string))
-        .collect();
-    paths.sort();
-    paths.dedup();
     let mut ids: Vec<String> = judged.iter().map(|j| j.finding.rule.clone()).collect();
     ids.sort();
     ids.dedup();
@@ -87,7 +92,10 @@ pub fn decide(
         .map(|j| j.finding.severity)
         .max()
         .map_or("", |s| s.as_str());
-    let change = policy.decide(&request(paths, ids, "change", severity, role), opts);
+    let change = policy.decide(
+        &request(paths.to_vec(), ids, "change", severity, facts),
+        opts,
+    );
     verdict = verdict.max(change.verdict);
     CommitVerdict {
         verdict,

@@ -1,0 +1,532 @@
+//! The bollard runner: the only code that talks to the container engine.
+//!
+//! One run is create → attach → start → stream → wait → inspect → remove, on a named
+//! (`ctx-<id>`), labelled container that is never auto-removed, so the exit code and the
+//! OOM flag are read before the container goes. Whatever happens after the container
+//! exists — an API error, the wall-clock timeout, Ctrl-C or SIGTERM — ends in a
+//! `kill` and a forced `remove` of the container itself; stopping only the client would
+//! leave the command running.
+
+use super::capture::{Capture, Captured};
+use super::profile::{DigestRule, Profile};
+use super::spec::{container_body, RunPlan};
+use bollard::errors::Error as BollardError;
+use bollard::query_parameters::{
+    AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
+    KillContainerOptionsBuilder, RemoveContainerOptionsBuilder, WaitContainerOptionsBuilder,
+};
+use bollard::Docker;
+use futures_util::StreamExt;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// The oldest Engine API the runner accepts: every field it sets exists there, and an
+/// older daemon would silently drop the ones it does not know.
+pub const MIN_API: (u32, u32) = (1, 41);
+
+/// A run that could not happen or could not be cleaned up. `code` is stable.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct SandboxError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+fn fail(code: &'static str, message: impl Into<String>) -> SandboxError {
+    SandboxError {
+        code,
+        message: message.into(),
+    }
+}
+
+pub use super::capture::Stream;
+
+/// An image resolved to what will actually run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolvedImage {
+    /// As the policy or the user named it.
+    pub reference: String,
+    /// The image id (`sha256:…` of its configuration): the container is created from
+    /// this, so a tag moved after resolution does not change what runs.
+    pub id: String,
+    pub repo_digests: Vec<String>,
+    /// The image was pulled during this run (only when the policy allows pulls).
+    pub pulled: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    pub container: String,
+    /// The command's exit status as the engine reports it; `None` when it was killed
+    /// by the runner before it exited on its own.
+    pub exit_code: Option<i64>,
+    pub timed_out: bool,
+    pub interrupted: bool,
+    pub oom_killed: bool,
+    /// The container is gone (verified with an inspect after the remove).
+    pub removed: bool,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub duration_ms: u64,
+}
+
+/// Options of one run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Treat Ctrl-C and SIGTERM as "kill and remove the container", then report.
+    pub handle_signals: bool,
+}
+
+/// A connection to the engine plus the runtime its client needs.
+#[derive(Debug)]
+pub struct Runner {
+    docker: Docker,
+    rt: tokio::runtime::Runtime,
+    /// Where the engine was looked for, for messages.
+    pub host: String,
+    pub api_version: String,
+    /// CPUs the engine's host has: the daemon refuses a CPU limit above it.
+    pub ncpu: Option<u64>,
+}
+
+fn api_error(what: &str, e: &BollardError) -> SandboxError {
+    fail("sandbox.api", format!("{what}: {e}"))
+}
+
+fn is_not_found(e: &BollardError) -> bool {
+    matches!(
+        e,
+        BollardError::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+fn parse_api(v: &str) -> Option<(u32, u32)> {
+    let (a, b) = v.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+impl Runner {
+    /// Connects to the engine named by `DOCKER_HOST` (default: the local Docker socket)
+    /// and checks that it answers and is new enough. No engine is an error: there is
+    /// no fallback to the host.
+    pub fn connect() -> Result<Runner, SandboxError> {
+        let host = std::env::var("DOCKER_HOST")
+            .unwrap_or_else(|_| "unix:///var/run/docker.sock".to_string());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                fail(
+                    "sandbox.runtime",
+                    format!("cannot start the I/O runtime: {e}"),
+                )
+            })?;
+        let no_engine = |e: &dyn std::fmt::Display| {
+            fail(
+                "sandbox.no-engine",
+                format!(
+                    "no container engine answers at {host}: {e}. Nothing ran: ContextOS never \
+                     falls back to running commands on the host. Start Docker, or point \
+                     DOCKER_HOST at Podman's Docker-compatible socket \
+                     (unix://$XDG_RUNTIME_DIR/podman/podman.sock)."
+                ),
+            )
+        };
+        let docker = Docker::connect_with_defaults().map_err(|e| no_engine(&e))?;
+        let (version, info) = rt
+            .block_on(async {
+                docker.ping().await?;
+                let v = docker.version().await?;
+                let i = docker.info().await?;
+                Ok::<_, BollardError>((v, i))
+            })
+            .map_err(|e| no_engine(&e))?;
+        let ncpu = info
+            .ncpu
+            .and_then(|n| u64::try_from(n).ok())
+            .filter(|n| *n > 0);
+        let api = version.api_version.unwrap_or_default();
+        match parse_api(&api) {
+            Some(v) if v >= MIN_API => {}
+            _ => {
+                return Err(fail(
+                    "sandbox.engine-too-old",
+                    format!(
+                        "the engine at {host} speaks API {api:?}; the sandbox needs {}.{} or newer \
+                         (an older daemon silently ignores hardening fields it does not know)",
+                        MIN_API.0, MIN_API.1
+                    ),
+                ))
+            }
+        }
+        Ok(Runner {
+            docker,
+            rt,
+            host,
+            api_version: api,
+            ncpu,
+        })
+    }
+
+    /// Resolves `reference` to an image id, pulling only when the profile allows it.
+    pub fn resolve_image(
+        &self,
+        reference: &str,
+        profile: &Profile,
+    ) -> Result<ResolvedImage, SandboxError> {
+        let by_digest = is_digest_reference(reference);
+        if profile.digest == DigestRule::Required && !by_digest {
+            return Err(fail(
+                "sandbox.image-digest-required",
+                format!(
+                    "the policy requires images by digest; `{reference}` is a tag \
+                     (name it as sha256:… or name@sha256:…)"
+                ),
+            ));
+        }
+        self.rt.block_on(async {
+            let mut pulled = false;
+            let inspect = match self.docker.inspect_image(reference).await {
+                Ok(i) => i,
+                Err(e) if is_not_found(&e) && profile.pull => {
+                    let opts = CreateImageOptionsBuilder::new()
+                        .from_image(reference)
+                        .build();
+                    let mut s = self.docker.create_image(Some(opts), None, None);
+                    while let Some(step) = s.next().await {
+                        step.map_err(|e| {
+                            fail("sandbox.pull-failed", format!("pulling {reference}: {e}"))
+                        })?;
+                    }
+                    pulled = true;
+                    self.docker
+                        .inspect_image(reference)
+                        .await
+                        .map_err(|e| api_error(&format!("inspecting {reference}"), &e))?
+                }
+                Err(e) if is_not_found(&e) => {
+                    return Err(fail(
+                        "sandbox.image-missing",
+                        format!(
+                            "the image `{reference}` is not present on the engine and the policy \
+                             does not allow pulls at run time (`pull: true` in the sandbox \
+                             obligation); load or build it first"
+                        ),
+                    ))
+                }
+                Err(e) => return Err(api_error(&format!("inspecting {reference}"), &e)),
+            };
+            let id = inspect.id.ok_or_else(|| {
+                fail("sandbox.api", format!("{reference}: the engine gave no id"))
+            })?;
+            Ok(ResolvedImage {
+                reference: reference.to_string(),
+                id,
+                repo_digests: inspect.repo_digests.unwrap_or_default(),
+                pulled,
+            })
+        })
+    }
+
+    /// Runs `plan` under `profile`; `on_output` sees each kept chunk as it arrives.
+    pub fn run(
+        &self,
+        profile: &Profile,
+        plan: &RunPlan,
+        opts: RunOptions,
+        on_output: &mut dyn FnMut(Stream, &[u8]),
+    ) -> Result<Outcome, SandboxError> {
+        // The floor's CPU limit can exceed a small host; fewer CPUs only tightens it.
+        let mut profile = profile.clone();
+        if let Some(n) = self.ncpu {
+            profile.millicpus = profile.millicpus.min(n.saturating_mul(1000));
+        }
+        self.rt
+            .block_on(run_async(&self.docker, &profile, plan, opts, on_output))
+    }
+
+    /// Removes ContextOS containers older than `max_age`: no run outlives the floor's
+    /// timeout, so such a container was left by a `contextos` that was killed before it
+    /// could clean up (SIGKILL, a crash, a lost machine). Returns the removed names.
+    pub fn sweep_stale(&self, max_age: Duration) -> Result<Vec<String>, SandboxError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.rt.block_on(async {
+            let filters = std::collections::HashMap::from([("label", vec![super::spec::LABEL])]);
+            let list = self
+                .docker
+                .list_containers(Some(
+                    bollard::query_parameters::ListContainersOptionsBuilder::new()
+                        .all(true)
+                        .filters(&filters)
+                        .build(),
+                ))
+                .await
+                .map_err(|e| api_error("listing containers", &e))?;
+            let mut removed = Vec::new();
+            for c in list {
+                let created = c.created.and_then(|t| u64::try_from(t).ok());
+                let name = c
+                    .names
+                    .as_ref()
+                    .and_then(|n| n.first())
+                    .map(|n| n.trim_start_matches('/').to_string());
+                if let (Some(name), true) = (name, is_stale(created, now, max_age)) {
+                    if remove(&self.docker, &name).await.is_ok() {
+                        removed.push(name);
+                    }
+                }
+            }
+            Ok(removed)
+        })
+    }
+
+    /// Whether a container with this name still exists.
+    pub fn container_exists(&self, name: &str) -> Result<bool, SandboxError> {
+        self.rt.block_on(async {
+            match self.docker.inspect_container(name, None).await {
+                Ok(_) => Ok(true),
+                Err(e) if is_not_found(&e) => Ok(false),
+                Err(e) => Err(api_error(&format!("inspecting {name}"), &e)),
+            }
+        })
+    }
+}
+
+/// A container created at `created` (unix seconds) is stale at `now` once it is older
+/// than `max_age`. An unknown creation time is never stale: only what is known to be
+/// orphaned is removed.
+pub fn is_stale(created: Option<u64>, now: u64, max_age: Duration) -> bool {
+    created.is_some_and(|c| now.saturating_sub(c) > max_age.as_secs())
+}
+
+/// `sha256:<hex>` or `name@sha256:<hex>`.
+pub fn is_digest_reference(r: &str) -> bool {
+    let digest = r.rsplit_once('@').map_or(r, |(_, d)| d);
+    digest
+        .strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+enum End {
+    Exited(Option<i64>),
+    TimedOut,
+    Interrupted,
+}
+
+async fn signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+async fn run_async(
+    docker: &Docker,
+    profile: &Profile,
+    plan: &RunPlan,
+    opts: RunOptions,
+    on_output: &mut dyn FnMut(Stream, &[u8]),
+) -> Result<Outcome, SandboxError> {
+    let name = plan.container_name();
+    let started = Instant::now();
+    let body = container_body(profile, plan);
+    docker
+        .create_container(
+            Some(CreateContainerOptionsBuilder::new().name(&name).build()),
+            body,
+        )
+        .await
+        .map_err(|e| fail("sandbox.create-failed", format!("creating {name}: {e}")))?;
+
+    let mut stdout = Capture::new(profile.output);
+    let mut stderr = Capture::new(profile.output);
+    let body = async {
+        // Attach before start: nothing the command writes early is lost.
+        let attached = docker
+            .attach_container(
+                &name,
+                Some(
+                    AttachContainerOptionsBuilder::new()
+                        .stdout(true)
+                        .stderr(true)
+                        .stream(true)
+                        .logs(true)
+                        .build(),
+                ),
+            )
+            .await
+            .map_err(|e| api_error(&format!("attaching to {name}"), &e))?;
+        docker
+            .start_container(
+                &name,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await
+            .map_err(|e| api_error(&format!("starting {name}"), &e))?;
+        let mut output = attached.output;
+        while let Some(chunk) = output.next().await {
+            match chunk {
+                Ok(bollard::container::LogOutput::StdOut { message }) => {
+                    let kept = stdout.push(&message);
+                    on_output(Stream::Stdout, kept);
+                }
+                Ok(bollard::container::LogOutput::StdErr { message }) => {
+                    let kept = stderr.push(&message);
+                    on_output(Stream::Stderr, kept);
+                }
+                Ok(_) => {}
+                Err(e) => return Err(api_error(&format!("reading the output of {name}"), &e)),
+            }
+        }
+        let mut wait = docker.wait_container(
+            &name,
+            Some(
+                WaitContainerOptionsBuilder::new()
+                    .condition("not-running")
+                    .build(),
+            ),
+        );
+        // The engine reports a non-zero exit as an error carrying the code: it is the
+        // command's exit status, not a failure of the API call.
+        let code = match wait.next().await {
+            Some(Ok(r)) => Some(r.status_code),
+            Some(Err(BollardError::DockerContainerWaitError { code, .. })) => Some(code),
+            Some(Err(e)) => return Err(api_error(&format!("waiting for {name}"), &e)),
+            None => None,
+        };
+        Ok::<Option<i64>, SandboxError>(code)
+    };
+
+    let end = tokio::select! {
+        r = body => r.map(End::Exited),
+        () = tokio::time::sleep(profile.timeout) => Ok(End::TimedOut),
+        () = signal(), if opts.handle_signals => Ok(End::Interrupted),
+    };
+
+    // From here on the container must go, whatever `end` is.
+    let killed = !matches!(end, Ok(End::Exited(_)));
+    if killed {
+        let _ = docker
+            .kill_container(
+                &name,
+                Some(KillContainerOptionsBuilder::new().signal("SIGKILL").build()),
+            )
+            .await;
+    }
+    let (oom_killed, inspected_code) = match docker.inspect_container(&name, None).await {
+        Ok(i) => {
+            let st = i.state.unwrap_or_default();
+            (st.oom_killed.unwrap_or(false), st.exit_code)
+        }
+        Err(_) => (false, None),
+    };
+    let removed = remove(docker, &name).await;
+    let end = end?;
+    removed?;
+    let (exit_code, timed_out, interrupted) = match end {
+        End::Exited(code) => (code.or(inspected_code), false, false),
+        End::TimedOut => (None, true, false),
+        End::Interrupted => (None, false, true),
+    };
+    Ok(Outcome {
+        container: name,
+        exit_code,
+        timed_out,
+        interrupted,
+        oom_killed,
+        removed: true,
+        stdout: stdout.finish(),
+        stderr: stderr.finish(),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// Force-removes the container (and its anonymous volumes) and checks that it is gone.
+async fn remove(docker: &Docker, name: &str) -> Result<(), SandboxError> {
+    let opts = RemoveContainerOptionsBuilder::new()
+        .force(true)
+        .v(true)
+        .build();
+    let mut last = None;
+    // A removal can race with the daemon still tearing the container down ("removal
+    // already in progress"); a few attempts settle it.
+    for attempt in 0..5u64 {
+        match docker.remove_container(name, Some(opts.clone())).await {
+            Ok(()) => {}
+            Err(e) if is_not_found(&e) => return Ok(()),
+            Err(e) => last = Some(e.to_string()),
+        }
+        match docker.inspect_container(name, None).await {
+            Err(e) if is_not_found(&e) => return Ok(()),
+            _ => tokio::time::sleep(Duration::from_millis(100 * (attempt + 1))).await,
+        }
+    }
+    Err(fail(
+        "sandbox.cleanup-failed",
+        format!(
+            "the container {name} could not be removed ({}); remove it with `docker rm -f {name}`",
+            last.unwrap_or_else(|| "it still exists".into())
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_references_are_recognised() {
+        let hex = "a".repeat(64);
+        assert!(is_digest_reference(&format!("sha256:{hex}")));
+        assert!(is_digest_reference(&format!("busybox@sha256:{hex}")));
+        assert!(is_digest_reference(&format!("reg:5000/a/b@sha256:{hex}")));
+        assert!(!is_digest_reference("busybox:1.36"));
+        assert!(!is_digest_reference("busybox"));
+        assert!(!is_digest_reference("sha256:abc"));
+        assert!(!is_digest_reference(&format!("sha256:{}", "g".repeat(64))));
+    }
+
+    #[test]
+    fn only_containers_older_than_any_run_can_be_are_stale() {
+        let max = Duration::from_secs(660);
+        assert!(is_stale(Some(1_000), 1_000 + 661, max));
+        assert!(!is_stale(Some(1_000), 1_000 + 660, max));
+        assert!(!is_stale(Some(1_000), 1_000 + 5, max));
+        assert!(!is_stale(None, 1_000_000, max));
+        assert!(
+            !is_stale(Some(2_000), 1_000, max),
+            "a clock behind the engine's"
+        );
+    }
+
+    #[test]
+    fn api_versions_compare_numerically() {
+        assert!(parse_api("1.41").is_some_and(|v| v >= MIN_API));
+        assert!(parse_api("1.9").is_some_and(|v| v < MIN_API));
+        assert!(parse_api("1.100").is_some_and(|v| v >= MIN_API));
+        assert!(parse_api("x").is_none());
+    }
+}

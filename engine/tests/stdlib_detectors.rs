@@ -1,0 +1,299 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! The stdlib detectors against true and false positives, one case per line, without
+//! git: each case is a new file whose every line counts as added. Fake credentials are
+//! assembled at run time so no token-shaped literal sits in this repository.
+
+use contextos_engine::scan::detect::Detectors;
+use contextos_engine::scan::{self, Added, ChangeStatus, ChangedFile, EntryKind};
+use contextos_engine::{compile, CompileOptions, Layer, PolicySource};
+
+fn detectors() -> Detectors {
+    let sources: Vec<PolicySource> = contextos_stdlib::FILES
+        .iter()
+        .map(|(name, text)| PolicySource {
+            name: name.to_string(),
+            text: text.to_string(),
+            layer: Layer::Stdlib,
+        })
+        .collect();
+    let out = compile(&sources, &CompileOptions::default());
+    let policy = out.policy.expect("stdlib compiles");
+    let d = Detectors::new(&policy.detectors).expect("detectors prepare");
+    d.warm().expect("every detector regex compiles");
+    d
+}
+
+fn file(path: &str, text: &str) -> ChangedFile {
+    ChangedFile {
+        path: path.into(),
+        status: ChangeStatus::Added,
+        kind: EntryKind::File,
+        size: text.len() as u64,
+        content: Some(text.as_bytes().to_vec()),
+        added: Added::All,
+        oversize: false,
+        blob_id: None,
+    }
+}
+
+fn rules(d: &Detectors, path: &str, text: &str) -> Vec<(String, Option<usize>)> {
+    scan::find(d, &[file(path, text)], None)
+        .expect("scan")
+        .into_iter()
+        .map(|f| (f.rule, f.line))
+        .collect()
+}
+
+fn rnd(seed: u64, len: usize, alphabet: &str) -> String {
+    let a: Vec<char> = alphabet.chars().collect();
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            a[(x % a.len() as u64) as usize]
+        })
+        .collect()
+}
+
+const AN: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const URLSAFE: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+const HEX: &str = "0123456789abcdef";
+const B32: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+fn p(parts: &[&str]) -> String {
+    parts.concat()
+}
+
+fn pem(kind: &str, headers: &str, seed: u64) -> String {
+    let body: Vec<String> = (0..4).map(|i| rnd(seed + i, 64, B64)).collect();
+    format!(
+        "-----BEGIN {kind}-----\n{headers}{}\n-----END {kind}-----\n",
+        body.join("\n")
+    )
+}
+
+/// (expected rule, file, text): the rule must fire on line 1 (or the file for blocked files).
+fn positives() -> Vec<(&'static str, &'static str, String)> {
+    vec![
+        ("private-key", "k.txt", pem(&p(&["RSA PRIVATE", " KEY"]), "", 1)),
+        ("private-key", "k.txt", pem(&p(&["OPENSSH PRIVATE", " KEY"]), "", 2)),
+        ("private-key", "k.txt", pem(&p(&["ENCRYPTED PRIVATE", " KEY"]), "", 3)),
+        (
+            "private-key",
+            "k.txt",
+            pem(&p(&["RSA PRIVATE", " KEY"]), "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0011\n\n", 4),
+        ),
+        (
+            "private-key",
+            "k.asc",
+            pem(&p(&["PGP PRIVATE", " KEY BLOCK"]), "Version: GnuPG v2\n\n", 5),
+        ),
+        (
+            "private-key",
+            "sa.json",
+            format!(
+                "{{\"private_key\": \"-----BEGIN {}-----\\n{}\\n{}\\n-----END PRIVATE KEY-----\\n\"}}\n",
+                p(&["PRIVATE", " KEY"]),
+                rnd(6, 64, B64),
+                rnd(7, 64, B64)
+            ),
+        ),
+        ("aws-access-key-id", "a.py", format!("id = \"{}{}\"\n", "AKIA", rnd(8, 16, B32))),
+        ("aws-access-key-id", "a.yaml", format!("key: {}{}\n", "ASIA", rnd(9, 16, B32))),
+        (
+            "aws-secret-access-key",
+            "a.ini",
+            format!("aws_secret_access_key = {}\n", rnd(10, 40, B64)),
+        ),
+        ("github-token", "g.sh", format!("export GH={}_{}\n", "ghp", rnd(11, 36, AN))),
+        ("github-token", "g.json", format!("{{\"t\": \"{}_{}\"}}\n", "gho", rnd(12, 36, AN))),
+        ("github-token", "g.env.txt", format!("T={}_{}\n", "ghs", rnd(13, 36, AN))),
+        ("github-token", "g.txt", format!("refresh {}_{}\n", "ghr", rnd(14, 76, AN))),
+        (
+            "github-fine-grained-pat",
+            "g.go",
+            format!("const t = \"{}_{}_{}\"\n", "github_pat", rnd(15, 22, AN), rnd(16, 59, AN)),
+        ),
+        ("gitlab-token", "c.yml", format!("token: {}-{}\n", "glpat", rnd(17, 20, URLSAFE))),
+        (
+            "slack-token",
+            "s.js",
+            format!("const s = '{}-{}-{}-{}';\n", "xoxb", "123456789012", "1234567890123", rnd(18, 24, AN)),
+        ),
+        (
+            "slack-webhook",
+            "s.md",
+            format!("https://{}/services/T{}/B{}/{}\n", "hooks.slack.com", rnd(19, 9, B32), rnd(20, 9, B32), rnd(21, 24, AN)),
+        ),
+        ("stripe-live-key", "p.rb", format!("Stripe.api_key = '{}_{}'\n", "sk_live", rnd(22, 24, AN))),
+        ("stripe-live-key", "p.rb", format!("KEY = '{}_{}'\n", "rk_live", rnd(23, 24, AN))),
+        ("google-api-key", "m.kt", format!("val k = \"{}{}\"\n", "AIza", rnd(24, 35, URLSAFE))),
+        (
+            "openai-api-key",
+            "o.py",
+            format!("k = \"sk-proj-{}{}{}\"\n", rnd(25, 20, URLSAFE), "T3Blbk", p(&["FJ", &rnd(26, 20, URLSAFE)])),
+        ),
+        ("openai-project-key", "o.py", format!("k = \"sk-proj-{}\"\n", rnd(27, 120, URLSAFE))),
+        (
+            "anthropic-api-key",
+            "a.ts",
+            format!("const k = \"{}-api03-{}AA\";\n", "sk-ant", rnd(28, 93, URLSAFE)),
+        ),
+        ("npm-token", ".npmrc.txt", format!("token {}_{}\n", "npm", rnd(29, 36, AN))),
+        ("pypi-token", "p.cfg", format!("password = {}-AgEIcHlwaS5vcmc{}\n", "pypi", rnd(30, 70, URLSAFE))),
+        ("docker-hub-token", "d.sh", format!("echo {}_{} | docker login\n", "dckr_pat", rnd(31, 27, URLSAFE))),
+        (
+            "jwt",
+            "j.http",
+            format!(
+                "Authorization: Bearer eyJ{}.eyJ{}.{}\n",
+                rnd(32, 30, URLSAFE),
+                rnd(33, 60, URLSAFE),
+                rnd(34, 43, URLSAFE)
+            ),
+        ),
+        (
+            "database-url-password",
+            "db.toml",
+            format!("url = \"postgres://app:{}@db.internal:5432/app\"\n", rnd(35, 16, AN)),
+        ),
+        (
+            "database-url-password",
+            "db.yaml",
+            format!("uri: mongodb+srv://svc:{}@cluster0.example.net/db\n", rnd(36, 20, AN)),
+        ),
+        ("sendgrid-api-key", "m.py", format!("K = 'SG.{}.{}'\n", rnd(37, 22, URLSAFE), rnd(38, 43, URLSAFE))),
+        ("huggingface-token", "h.py", format!("HF = \"{}_{}\"\n", "hf", rnd(39, 34, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))),
+        ("digitalocean-token", "do.tf", format!("token = \"{}_v1_{}\"\n", "dop", rnd(40, 64, HEX))),
+        (
+            "generic-secret-assignment",
+            "settings.py",
+            format!("DB_PASSWORD = \"{}\"\n", rnd(41, 20, AN)),
+        ),
+        (
+            "generic-secret-assignment",
+            "app.properties",
+            format!("client.secret={}\n", rnd(42, 32, AN)),
+        ),
+        (
+            "generic-secret-assignment",
+            "c.json",
+            format!("{{\"apiKey\": \"{}\"}}\n", rnd(43, 32, HEX)),
+        ),
+        (
+            "generic-secret-assignment",
+            "db.yml",
+            format!("password: {}$&{}\n", rnd(44, 8, AN), rnd(45, 6, AN)),
+        ),
+    ]
+}
+
+fn negatives() -> Vec<(&'static str, String)> {
+    vec![
+        ("k.py", format!("if line.startswith(\"-----BEGIN RSA {}-----\"):\n    pass\n", "PRIVATE KEY")),
+        ("aws.md", format!("Example: {}IOSFODNN7EXAMPLE\n", "AKIA")),
+        ("aws.ini", format!("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}\n", "EXAMPLEKEY")),
+        ("aws.tf", "aws_secret_access_key = var.aws_secret_access_key\n".into()),
+        ("g.md", format!("Use a token like {}_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n", "ghp")),
+        ("s.md", format!("https://{}/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX\n", "hooks.slack.com")),
+        ("p.js", format!("const stripe = Stripe('{}_{}');\n", "pk_live", rnd(50, 24, AN))),
+        ("u.yaml", "api_token_id: 550e8400-e29b-41d4-a716-446655440000\n".into()),
+        ("s.py", "SECRET_KEY = settings.DJANGO_SECRET\n".into()),
+        ("s.py", "token = secrets.token_urlsafe(32)\n".into()),
+        ("c.rb", "password: Rails.application.credentials.db_password\n".into()),
+        (
+            "j.md",
+            format!(
+                "{}.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c\n",
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+            ),
+        ),
+        ("db.env.txt", "DATABASE_URL=postgres://user:password@localhost:5432/db\n".into()),
+        ("db.yml", "url: postgres://app:${DB_PASSWORD}@db/app\n".into()),
+        ("db.yml", "url: mysql://root:<password>@127.0.0.1/app\n".into()),
+        ("u.py", "request_id = \"550e8400-e29b-41d4-a716-446655440000\"\n".into()),
+        ("h.txt", format!("sha256 = \"{}\"\n", rnd(51, 64, HEX))),
+        ("commit.txt", format!("commit {}\n", rnd(52, 40, HEX))),
+        (
+            "package-lock.json",
+            format!("      \"integrity\": \"sha512-{}==\"\n", rnd(53, 86, B64)),
+        ),
+        ("Cargo.lock", format!("checksum = \"{}\"\n", rnd(54, 64, HEX))),
+        ("go.sum", format!("golang.org/x/text v0.3.0 h1:{}=\n", rnd(55, 43, B64))),
+        ("blob.txt", format!("data: {}\n", rnd(56, 200, B64))),
+        ("settings.py", "SECRET_KEY = os.environ[\"SECRET_KEY\"]\n".into()),
+        ("config.js", "const token = process.env.GITHUB_TOKEN;\n".into()),
+        ("config.yml", "password: changeme\n".into()),
+        ("config.yml", "api_key: <your-api-key-here>\n".into()),
+        ("config.yml", "token: \"{{ vault_token }}\"\n".into()),
+        ("README.md", "Set `password = \"xxxxxxxxxxxx\"` in your config.\n".into()),
+        ("views.py", "password_field = forms.CharField(widget=forms.PasswordInput)\n".into()),
+        ("src/lib.rs", "let token_count = tokens.len();\n".into()),
+        ("id.pub", format!("ssh-ed25519 {} me@host\n", rnd(57, 68, B64))),
+    ]
+}
+
+#[test]
+fn every_positive_fires_on_its_line() {
+    let d = detectors();
+    let mut misses = Vec::new();
+    for (rule, path, text) in positives() {
+        let got = rules(&d, path, &text);
+        if !got.iter().any(|(r, l)| r == rule && *l == Some(1)) {
+            misses.push(format!("{rule} missed in {path}: got {got:?}"));
+        }
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+#[test]
+fn no_negative_fires() {
+    let d = detectors();
+    let mut hits = Vec::new();
+    for (path, text) in negatives() {
+        let got = rules(&d, path, &text);
+        if !got.is_empty() {
+            hits.push(format!("{path}: {got:?} on {text:?}"));
+        }
+    }
+    assert!(hits.is_empty(), "{}", hits.join("\n"));
+}
+
+#[test]
+fn every_secret_detector_has_a_positive_case() {
+    let sources: Vec<PolicySource> = contextos_stdlib::FILES
+        .iter()
+        .map(|(name, text)| PolicySource {
+            name: name.to_string(),
+            text: text.to_string(),
+            layer: Layer::Stdlib,
+        })
+        .collect();
+    let policy = compile(&sources, &CompileOptions::default())
+        .policy
+        .expect("stdlib compiles");
+    let covered: Vec<&str> = positives().iter().map(|(r, _, _)| *r).collect();
+    let untested: Vec<&str> = policy
+        .detectors
+        .iter()
+        .filter(|d| d.kind == contextos_engine::detector::DetectorKind::Secret)
+        .map(|d| d.id.as_str())
+        .filter(|id| !covered.contains(id))
+        .filter(|id| {
+            ![
+                "gitlab-runner-registration-token",
+                "slack-app-token",
+                "shopify-token",
+                "azure-storage-key",
+            ]
+            .contains(id)
+        })
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "secret detectors without a positive case: {untested:?}"
+    );
+}
