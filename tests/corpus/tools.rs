@@ -141,7 +141,19 @@ pub fn stage(dir: &Path, corpus: &Corpus) -> Result<(), String> {
     corpus
         .write_to(dir)
         .map_err(|e| format!("cannot write the corpus: {e}"))?;
-    git(dir, &["add", "-A", "-f"])
+    git(dir, &["add", "-A", "-f"])?;
+    // contextos keeps its policy cache in the project; it is not part of the change.
+    git(
+        dir,
+        &[
+            "rm",
+            "-r",
+            "-q",
+            "--cached",
+            "--ignore-unmatch",
+            ".contextos/state",
+        ],
+    )
 }
 
 /// One run of a tool on the staged index of `repo`; its report goes to `out`.
