@@ -589,3 +589,42 @@ fn commit_rules_in_the_project_decide_findings() {
     assert_eq!(v["verdict"], "ask");
     assert_eq!(v["findings"][0]["decidedBy"][0], "stubs-need-review");
 }
+
+#[test]
+fn unchanged_directories_are_skipped_but_every_change_is_seen() {
+    // After a commit the index's cache-tree marks every directory as matching HEAD; the
+    // scan skips those trees. Changes in a few directories must still all be seen.
+    let repo = Repo::new();
+    for d in 0..12 {
+        for f in 0..5 {
+            repo.write(&format!("pkg{d}/sub{f}/m.py"), &format!("X = {d}{f}\n"));
+        }
+    }
+    repo.write("old/gone.txt", "bye\n");
+    repo.commit("base");
+    let (code, v) = repo.scan_json(&["--enforce"]);
+    assert_eq!(
+        (code, v["scanned"]["files"].as_u64()),
+        (0, Some(0)),
+        "nothing staged: {v:#}"
+    );
+
+    repo.write("pkg7/sub3/m.py", &format!("X = 73\nK = \"{}\"\n", ghp(71)))
+        .write("fresh/dir/n.py", &format!("T = \"{}\"\n", akia(72)));
+    repo.git(&["rm", "-q", "old/gone.txt"]);
+    repo.add_all();
+    let scope = repo.path().join("s.scope");
+    std::fs::write(&scope, "pkg*/**\nfresh/**\n").unwrap();
+    let (code, v) = repo.scan_json(&["--enforce", "--scope", scope.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("aws-access-key-id".into(), "fresh/dir/n.py".into(), Some(1)),
+            ("out-of-scope".into(), "old/gone.txt".into(), None),
+            ("github-token".into(), "pkg7/sub3/m.py".into(), Some(2)),
+        ],
+        "{v:#}"
+    );
+    assert_eq!(v["scanned"]["files"], 3, "{v:#}");
+}

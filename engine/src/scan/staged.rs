@@ -10,7 +10,7 @@
 
 use super::{Added, ChangeStatus, ChangedFile, EntryKind};
 use gix::bstr::{BStr, ByteSlice};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -76,6 +76,64 @@ pub fn added_lines(old: &[u8], new: &[u8]) -> Vec<Range<usize>> {
         },
     );
     out
+}
+
+type HeadEntries = HashMap<Vec<u8>, (gix::ObjectId, gix::object::tree::EntryMode)>;
+
+/// Records `HEAD`'s files under `prefix`, skipping every directory whose tree the index's
+/// cache-tree extension records as valid and identical: git keeps that extension exactly
+/// so that `git diff --cached` need not open unchanged trees, and a commit of a few files
+/// in a large repository then reads a few trees, not all of them.
+fn walk_head(
+    repo: &gix::Repository,
+    tree_id: gix::ObjectId,
+    cache: Option<&gix::index::extension::Tree>,
+    prefix: &mut Vec<u8>,
+    out: &mut HeadEntries,
+    unchanged: &mut HashSet<Vec<u8>>,
+) -> Result<(), StagedError> {
+    if let Some(c) = cache {
+        if c.num_entries.is_some() && c.id == tree_id {
+            unchanged.insert(prefix.clone());
+            return Ok(());
+        }
+    }
+    let tree = repo
+        .find_tree(tree_id)
+        .map_err(|e| StagedError::Head(format!("tree {tree_id}: {e}")))?;
+    let decoded = tree
+        .decode()
+        .map_err(|e| StagedError::Head(format!("tree {tree_id}: {e}")))?;
+    for e in &decoded.entries {
+        let len = prefix.len();
+        if !prefix.is_empty() {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(e.filename);
+        if e.mode.is_tree() {
+            let child = cache.and_then(|c| {
+                c.children
+                    .iter()
+                    .find(|ch| ch.name.as_slice() == e.filename.as_bytes())
+            });
+            walk_head(repo, e.oid.to_owned(), child, prefix, out, unchanged)?;
+        } else {
+            out.insert(prefix.clone(), (e.oid.to_owned(), e.mode));
+        }
+        prefix.truncate(len);
+    }
+    Ok(())
+}
+
+/// True when `path` lies in a directory the cache-tree showed unchanged (`""` is the root).
+fn under_unchanged(path: &[u8], unchanged: &HashSet<Vec<u8>>) -> bool {
+    if unchanged.contains(&b""[..]) {
+        return true;
+    }
+    path.iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'/')
+        .any(|(i, _)| unchanged.contains(&path[..i]))
 }
 
 /// One path the index stages differently from `HEAD`, before its content is read.
@@ -215,27 +273,30 @@ pub fn read(dir: &Path) -> Result<StagedChange, StagedError> {
         .map_err(|e| StagedError::Index(e.to_string()))?;
     let mut head = repo.head().map_err(|e| StagedError::Head(e.to_string()))?;
     let head_unborn = head.is_unborn();
-    let mut head_entries: HashMap<Vec<u8>, (gix::ObjectId, gix::object::tree::EntryMode)> =
-        HashMap::new();
+    let mut head_entries: HeadEntries = HashMap::new();
+    let mut unchanged: HashSet<Vec<u8>> = HashSet::new();
     if !head_unborn {
-        let tree = head
+        let tree_id = head
             .peel_to_commit()
-            .and_then(|c| c.tree())
-            .map_err(|e| StagedError::Head(e.to_string()))?;
-        let mut rec = gix::traverse::tree::Recorder::default();
-        tree.traverse()
-            .breadthfirst(&mut rec)
-            .map_err(|e| StagedError::Head(e.to_string()))?;
-        for e in rec.records {
-            if !e.mode.is_tree() {
-                head_entries.insert(e.filepath.into(), (e.oid, e.mode));
-            }
-        }
+            .and_then(|c| c.tree_id())
+            .map_err(|e| StagedError::Head(e.to_string()))?
+            .detach();
+        walk_head(
+            &repo,
+            tree_id,
+            index.tree(),
+            &mut Vec::new(),
+            &mut head_entries,
+            &mut unchanged,
+        )?;
     }
 
     let mut entries = Vec::new();
     for entry in index.entries() {
         let raw_path = entry.path(&index);
+        if !unchanged.is_empty() && under_unchanged(raw_path.as_bytes(), &unchanged) {
+            continue;
+        }
         if entry.stage() != gix::index::entry::Stage::Unconflicted {
             return Err(StagedError::Unmerged {
                 path: show(raw_path),
