@@ -7,6 +7,7 @@ mod hooks;
 mod plugins;
 mod sandbox;
 mod scan;
+mod scan_corpus;
 mod schema;
 
 use serde_json::Value;
