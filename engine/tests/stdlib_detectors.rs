@@ -188,6 +188,16 @@ fn positives() -> Vec<(&'static str, &'static str, String)> {
             "Web.config",
             format!("  <add key=\"DbPassword\" value=\"{}\" />\n", rnd(46, 20, AN)),
         ),
+        (
+            "aws-secret-access-key",
+            "a.ts",
+            format!("export const awsSecretAccessKey: string = \"{}\";\n", rnd(49, 40, B64)),
+        ),
+        (
+            "generic-secret-assignment",
+            "a.go",
+            format!("var dbPassword string = \"{}\"\n", rnd(58, 20, AN)),
+        ),
         ("netrc-password", ".netrc", format!("password {}\n", rnd(47, 20, AN))),
         (
             "private-key",
