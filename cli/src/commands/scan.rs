@@ -47,20 +47,11 @@ fn today_utc() -> (u16, u8, u8) {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    // Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's civil_from_days).
-    let z = i64::try_from(secs / 86_400).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (y, m, d) = decision_log::civil_from_days(secs / 86_400);
     (
-        u16::try_from(year).unwrap_or(u16::MAX),
-        u8::try_from(month).unwrap_or(1),
-        u8::try_from(day).unwrap_or(1),
+        u16::try_from(y).unwrap_or(u16::MAX),
+        u8::try_from(m).unwrap_or(1),
+        u8::try_from(d).unwrap_or(1),
     )
 }
 

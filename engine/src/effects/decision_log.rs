@@ -1362,7 +1362,7 @@ fn rfc3339(t: SystemTime) -> String {
 
 /// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm,
 /// restricted to non-negative days).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
+pub fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let z = days + 719_468;
     let era = z / 146_097;
     let doe = z % 146_097;
