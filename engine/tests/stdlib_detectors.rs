@@ -198,6 +198,16 @@ fn positives() -> Vec<(&'static str, &'static str, String)> {
             "a.go",
             format!("var dbPassword string = \"{}\"\n", rnd(58, 20, AN)),
         ),
+        (
+            "generic-secret-assignment",
+            "b.rs",
+            format!("pub const ADMIN_PASSWORD: &str = \"^{}~\";\n", rnd(59, 18, AN)),
+        ),
+        (
+            "generic-secret-assignment",
+            ".env.txt",
+            format!("DB_PASSWORD=.{}+x\n", rnd(60, 20, AN)),
+        ),
         ("netrc-password", ".netrc", format!("password {}\n", rnd(47, 20, AN))),
         (
             "private-key",

@@ -123,12 +123,18 @@ pub fn in_literal_or_comment(line: &[u8], at: usize) -> bool {
     quote.is_some()
 }
 
-/// What a report may show of a secret: a short prefix (provider prefixes are public)
-/// and the length, never the value.
+/// What a report may show of a secret: its provider prefix (`ghp_`, `sk-`, `xoxb-`: the
+/// letters before the first `_` or `-`, which every token of that kind shares) and its
+/// length — never a character of the random part.
 pub fn redact(secret: &str) -> String {
     let n = secret.chars().count();
-    let shown = if n >= 16 { 4 } else { 0 };
-    let prefix: String = secret.chars().take(shown).collect();
+    let prefix = secret
+        .char_indices()
+        .find(|(_, c)| *c == '_' || *c == '-')
+        .filter(|(i, _)| (2..=8).contains(i) && n >= 16)
+        .map(|(i, _)| &secret[..=i])
+        .filter(|p| p[..p.len() - 1].chars().all(|c| c.is_ascii_alphabetic()))
+        .unwrap_or("");
     format!("{prefix}…[{n} chars]")
 }
 
@@ -197,6 +203,16 @@ mod tests {
         let r = redact("ghp_abcdefghijklmnopqrstuvwxyz0123456789");
         assert_eq!(r, "ghp_…[40 chars]");
         assert_eq!(redact("hunter2"), "…[7 chars]");
+        assert_eq!(redact("xoxb-1234567890-abcdefghijkl"), "xoxb-…[28 chars]");
+        assert_eq!(
+            redact("vRMxqB7stjX5aufmOTz2u6z6VHQrMs4t1FUtiCT7"),
+            "…[40 chars]"
+        );
+        assert_eq!(
+            redact("-9HgZuvayMQryl22Gwgyw6Fb3ixBHsMAtMhzVmFbW98"),
+            "…[43 chars]"
+        );
+        assert_eq!(redact("AKIAABCDEFGHIJKLMNOP"), "…[20 chars]");
     }
 
     #[test]
