@@ -32,7 +32,6 @@ fn file(path: &str, text: &str) -> ChangedFile {
         content: Some(text.as_bytes().to_vec()),
         added: Added::All,
         oversize: false,
-        blob_id: None,
     }
 }
 

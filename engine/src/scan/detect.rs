@@ -8,7 +8,7 @@
 
 use super::text::{self, Lines};
 use super::{ChangedFile, Finding, FindingKind};
-use crate::detector::{CompiledDetector, DetectorKind, Severity};
+use crate::detector::{CompiledDetector, DetectorKind};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use globset::{GlobSet, GlobSetBuilder};
 use regex::bytes::{Regex, RegexBuilder};
@@ -388,16 +388,5 @@ impl Detectors {
             redacted: Some(redacted),
             message: d.message.clone(),
         }))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.prepared.is_empty()
-    }
-
-    pub fn severity_of(&self, id: &str) -> Option<Severity> {
-        self.prepared
-            .iter()
-            .find(|p| p.det.id == id)
-            .map(|p| p.det.severity)
     }
 }

@@ -68,8 +68,6 @@ pub struct ChangedFile {
     pub added: Added,
     /// The blob exceeds the configured limit and was not read.
     pub oversize: bool,
-    /// The staged blob's id (rename detection pairs added and deleted blobs by it).
-    pub blob_id: Option<gix::ObjectId>,
 }
 
 impl ChangedFile {
@@ -290,14 +288,20 @@ pub fn scan_staged(
                         }
                     }
                 }
-                if let Ok(mut r) = results.lock() {
-                    r.push(mine);
+                match results.lock() {
+                    Ok(mut r) => r.push(mine),
+                    // A worker's findings must never go missing silently.
+                    Err(_) => failed.store(true, Ordering::Relaxed),
                 }
             });
         }
     });
-    if let Some((_, e)) = first_error.into_inner().ok().flatten() {
-        return Err(e);
+    let lost = || ScanError::Detector("a scan worker failed; its results are lost".into());
+    match first_error.into_inner() {
+        Ok(Some((_, e))) => return Err(e),
+        Ok(None) if failed.load(Ordering::Relaxed) => return Err(lost()),
+        Ok(None) => {}
+        Err(_) => return Err(lost()),
     }
     let mut out = Scanned {
         files: change.entries.len(),

@@ -198,7 +198,6 @@ impl StagedChange {
             content: None,
             added: Added::Lines(Vec::new()),
             oversize,
-            blob_id: e.id,
         };
         let Some(id) = e.id else {
             return Ok(empty(0, false));
@@ -255,7 +254,6 @@ impl StagedChange {
             content: Some(content),
             added,
             oversize: false,
-            blob_id: Some(id),
         })
     }
 }

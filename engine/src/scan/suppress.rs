@@ -47,13 +47,19 @@ pub fn apply_inline(
     findings: Vec<Finding>,
     files: &[ChangedFile],
 ) -> (Vec<Finding>, Vec<(Finding, SuppressedBy)>) {
-    let by_path: HashMap<&str, &ChangedFile> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    // Each file's line table is built once, however many findings it has.
+    let by_path: HashMap<&str, (&[u8], super::text::Lines)> = files
+        .iter()
+        .filter_map(|f| {
+            let content = f.content.as_deref()?;
+            Some((f.path.as_str(), (content, super::text::Lines::new(content))))
+        })
+        .collect();
     let mut kept = Vec::new();
     let mut suppressed = Vec::new();
     for f in findings {
         let line_text = f.line.and_then(|l| {
-            let content = by_path.get(f.file.as_str())?.content.as_deref()?;
-            let lines = super::text::Lines::new(content);
+            let (content, lines) = by_path.get(f.file.as_str())?;
             content
                 .get(lines.range(l - 1, content))
                 .map(String::from_utf8_lossy)
