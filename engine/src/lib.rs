@@ -1,41 +1,33 @@
-//! ContextOS engine: compiles policies into an indexed policy set and decides requests.
+//! ContextOS, the public crate: a map from each job to the crate that does it.
 //!
-//! A request flows canonicalise → index → conditions → decision:
-//! - [`compile`] turns policy sources into a checked [`PolicySet`] (or located diagnostics);
-//! - [`PolicySet::decide`] is the one, pure decision path ([`eval`]);
-//! - [`PolicySet::decide_shell`] splits a shell line and decides every command ([`exec`]);
-//! - [`testing`] runs the policies' own `test` blocks;
-//! - [`effects`] holds the effect handlers, the only modules that touch the host:
-//!   safe paths, the project lock, the journal, the decision log and the sandbox
-//!   ([`effects::sandbox`]; its Docker runner is behind the `sandbox` feature).
+//! | job | crate | entry point |
+//! |---|---|---|
+//! | policy text → AST, diagnostics, formatter | [`grammar`] (`contextos-grammar`) | [`grammar::parse`], [`grammar::format_source`] |
+//! | what a shell line runs and touches | [`shell`] (`contextos-shell`) | [`shell::split`], [`shell::file_effects`] |
+//! | requests, checker/compiler, IR, index, the pure evaluator | [`core`] (`contextos-core`) | [`compile()`], [`PolicySet::decide`], [`PolicySet::decide_shell`] |
+//! | each agent's emitter and hook protocol | [`emit`] (`contextos-adapters`) | [`emit::emit`] |
+//! | the staged scan (git index, detectors) | [`scan`] (`contextos-scan`, feature `scan`) | `scan::staged` |
+//! | effect handlers: safe paths, lock, journal, decision log, sandbox | [`effects`] (`contextos-effects`) | [`effects::journal`], [`effects::sandbox`] |
+//! | signed, pinned policy packs | [`plugins`] (`contextos-plugins`) | [`plugins::verify`] |
+//!
+//! A request flows canonicalise → index → conditions → decision → effect handler, and
+//! never back: `shell` ← `core` ← {`adapters`, `scan`, `effects`} ← `plugins` ← `engine`.
 
-pub mod canon;
-pub mod compile;
-pub mod decision;
-pub mod detector;
-pub mod effects;
-pub mod emit;
-pub mod eval;
-pub mod exec;
-pub mod glob;
-mod index;
-pub mod ir;
-pub mod plugins;
-pub mod policy;
-pub mod request;
-pub mod scan;
-pub mod schema;
-pub mod script;
-pub mod snapshot;
-pub mod testing;
-
-pub use compile::{compile, CompileOptions, CompileOutput, FileDiagnostic, PolicySource, NO_FILE};
-pub use contextos_grammar::ast::Effect;
-pub use decision::{Decision, RuleHit, ShellDecision, WhyNot};
-pub use eval::EvalOptions;
-pub use exec::ShellOptions;
-pub use ir::Layer;
-pub use policy::{GuideApply, PolicySet};
-pub use request::{
-    CommitRequest, Domain, ExecRequest, PathOp, PathRequest, PluginRequest, Request, RequestKind,
+pub use contextos_adapters as emit;
+pub use contextos_core as core;
+pub use contextos_core::{
+    canon, compile, decision, detector, eval, glob, ir, policy, request, schema, script,
+    shell_decide, snapshot, testing,
 };
+pub use contextos_core::{
+    CommitRequest, CompileOptions, CompileOutput, Decision, Domain, Effect, EvalOptions,
+    ExecRequest, FileDiagnostic, GuideApply, Layer, PathOp, PathRequest, PluginRequest, PolicySet,
+    PolicySource, Request, RequestKind, RuleHit, ShellBase, ShellDecision, ShellOptions, WhyNot,
+    NO_FILE,
+};
+pub use contextos_effects as effects;
+pub use contextos_grammar as grammar;
+pub use contextos_plugins as plugins;
+#[cfg(feature = "scan")]
+pub use contextos_scan as scan;
+pub use contextos_shell as shell;

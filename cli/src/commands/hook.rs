@@ -8,10 +8,12 @@
 //! hash-chained decision log.
 
 use crate::hook::judge::{judge, Judgement, Place};
-use crate::hook::protocol::{parse_event, render, render_failure, Action, Agent, Answer, Rendered};
 use crate::policy_cache::{self, Loaded};
 use crate::project::Project;
 use contextos_engine::effects::decision_log::{self, DecisionRecord, LogOptions};
+use contextos_engine::emit::protocol::{
+    parse_event, render, render_failure, Action, Agent, Answer, Rendered,
+};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -226,7 +228,7 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
 fn fail_logged(
     agent: Agent,
     root: &Path,
-    ev: &crate::hook::protocol::HookEvent,
+    ev: &contextos_engine::emit::protocol::HookEvent,
     opts: &AgentOpts,
     started: Instant,
     cause: &str,
@@ -286,7 +288,7 @@ fn project_root(
 fn log(
     root: &Path,
     agent: Agent,
-    ev: &crate::hook::protocol::HookEvent,
+    ev: &contextos_engine::emit::protocol::HookEvent,
     j: &Judgement,
     ans: &Answer,
     started: Instant,

@@ -27,7 +27,7 @@ use contextos_engine::effects::sandbox::runner::{
 };
 use contextos_engine::effects::sandbox::spec::RunPlan;
 use contextos_engine::effects::sandbox::workspace::{Results, RunDir};
-use contextos_engine::exec::ShellBase;
+use contextos_engine::ShellBase;
 use contextos_engine::{Effect, EvalOptions, PathOp, Request, ShellOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -8,9 +8,9 @@
 //! - `allow` only when every part was allowed by an explicit allow rule;
 //! - nothing at all when no rule spoke, so the agent's own permission flow decides.
 
-use super::protocol::{Action, Answer};
 use contextos_engine::effects::landing::{landing, Landing};
-use contextos_engine::exec::ShellBase;
+use contextos_engine::emit::protocol::{Action, Answer};
+use contextos_engine::ShellBase;
 use contextos_engine::{
     canon, Decision, Effect, EvalOptions, PathOp, PolicySet, Request, ShellOptions,
 };

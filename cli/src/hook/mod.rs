@@ -1,6 +1,4 @@
-//! Agent hooks: the wire protocols ([`protocol`], [`patch`]) and the judging of an
-//! event's actions against the policies ([`judge`]).
+//! Agent hooks: the judging of an event's actions against the policies ([`judge`]); the
+//! wire protocols live with each agent in `contextos-adapters`.
 
 pub mod judge;
-pub mod patch;
-pub mod protocol;

@@ -1,0 +1,325 @@
+//! Cursor: one `.cursor/rules/ctx-<guide>.mdc` per guide and ContextOS's entries in
+//! `.cursor/hooks.json`.
+//!
+//! Guides map onto Cursor's four rule types by their `apply` (`@apply("…")`, else derived:
+//! a role ⇒ agent, a scope ⇒ auto, otherwise always):
+//! - always ⇒ **Always** (`alwaysApply: true`);
+//! - auto with a scope ⇒ **Auto Attached** (`globs`, comma-joined, unquoted, braces expanded
+//!   — Cursor's parser is not strict YAML — and `alwaysApply: false`);
+//! - agent (or auto without a scope) ⇒ **Agent Requested** (`description` only,
+//!   `alwaysApply: false`): the agent pulls it in when the description fits — also how a
+//!   role's guide reaches Cursor, which has no roles;
+//! - manual ⇒ **Manual** (neither description nor globs): only an `@` mention brings it in.
+//!
+//! Rules are not repeated in `.mdc` files: Cursor reads `AGENTS.md`, which carries them.
+//! Enforcement is the hook, registered fail-closed on every event it judges.
+
+use super::agents::{
+    comma_globs, frontmatter, glob_list, guide_stems, md_block, md_code, md_inline, Fm,
+    GENERATED_HEADER,
+};
+use super::{Content, Emitted, JsonPart, Lossy, Output, Target};
+use contextos_core::policy::GuideApply;
+use contextos_core::policy::{CompiledGuide, PolicySet};
+use contextos_core::request::Domain;
+use contextos_grammar::ast::Effect;
+use serde_json::{json, Value};
+
+pub(crate) const HOOK_COMMAND: &str = "contextos hook cursor";
+/// The events `contextos hook cursor` judges.
+pub(crate) const HOOK_EVENTS: [&str; 4] = [
+    "beforeShellExecution",
+    "beforeMCPExecution",
+    "beforeReadFile",
+    "preToolUse",
+];
+
+pub fn emit(set: &PolicySet) -> Emitted {
+    let mut outputs = Vec::new();
+    let stems = guide_stems(&set.guides);
+    for (g, stem) in set.guides.iter().zip(&stems) {
+        outputs.push(Output {
+            path: format!(".cursor/rules/{stem}.mdc"),
+            target: Target::Cursor,
+            content: Content::Whole { text: mdc(g) },
+        });
+    }
+
+    let mut parts = vec![JsonPart::Key {
+        pointer: "/version".into(),
+        value: json!(1),
+    }];
+    for event in HOOK_EVENTS {
+        parts.push(JsonPart::Hooks {
+            pointer: format!("/hooks/{event}"),
+            marker: HOOK_COMMAND.into(),
+            items: vec![hook_entry()],
+        });
+    }
+    outputs.push(Output {
+        path: ".cursor/hooks.json".into(),
+        target: Target::Cursor,
+        content: Content::Json { parts },
+    });
+    outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+
+    let mut lossy: Vec<Lossy> = set
+        .rules
+        .iter()
+        .filter(|r| matches!(r.domain, Domain::Path | Domain::Exec) && r.effect == Effect::Ask)
+        .map(|r| Lossy {
+            target: Target::Cursor,
+            rule: r.id.clone(),
+            origin: r.origin.clone(),
+            message: if r.domain == Domain::Path {
+                "Cursor's preToolUse and beforeReadFile hooks cannot ask: the hook answers \
+                 deny there (saying it would have asked)"
+            } else {
+                "Cursor asks for terminal commands (beforeShellExecution) but not for the \
+                 agent's Shell tool (preToolUse): the hook answers deny there (saying it \
+                 would have asked)"
+            }
+            .into(),
+        })
+        .collect();
+    lossy.sort_by(|a, b| a.rule.as_bytes().cmp(b.rule.as_bytes()));
+    Emitted { outputs, lossy }
+}
+
+/// One hook entry, the same on every event.
+pub(crate) fn hook_entry() -> Value {
+    json!({"command": HOOK_COMMAND, "failClosed": true, "timeout": 5})
+}
+
+/// The `.mdc` file of one guide.
+fn mdc(g: &CompiledGuide) -> String {
+    let title = g.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let described = match &g.role {
+        Some(role) => format!("{title} (for role {role})"),
+        None => title.clone(),
+    };
+    let (mut text, kind) = match g.apply {
+        GuideApply::Always => (
+            frontmatter(&[
+                ("description", Fm::Str(&described)),
+                ("alwaysApply", Fm::Bool(true)),
+            ]),
+            "Always (alwaysApply: true)",
+        ),
+        GuideApply::Auto if !g.scope.is_empty() => {
+            let globs = comma_globs(&g.scope);
+            (
+                frontmatter(&[
+                    ("description", Fm::Str(&described)),
+                    ("globs", Fm::Raw(&globs)),
+                    ("alwaysApply", Fm::Bool(false)),
+                ]),
+                "Auto Attached (globs)",
+            )
+        }
+        // Auto without a scope has nothing to attach to: the agent decides from the title.
+        GuideApply::Auto | GuideApply::Agent => (
+            frontmatter(&[
+                ("description", Fm::Str(&described)),
+                ("alwaysApply", Fm::Bool(false)),
+            ]),
+            "Agent Requested (description only)",
+        ),
+        GuideApply::Manual => (
+            frontmatter(&[("alwaysApply", Fm::Bool(false))]),
+            "Manual (only when a person mentions it with @)",
+        ),
+    };
+    text.push_str(GENERATED_HEADER);
+    text.push_str(&format!("\n<!-- Cursor rule type: {kind} -->\n\n# "));
+    text.push_str(&md_inline(&g.title));
+    text.push('\n');
+    if let Some(role) = &g.role {
+        text.push_str(&format!("\nFor role {}", md_code(role)));
+        if !g.scope.is_empty() {
+            text.push_str(&format!(", in {}", glob_list(&g.scope)));
+        }
+        text.push_str(".\n");
+    }
+    let body = md_block(&g.text);
+    if !body.is_empty() {
+        text.push('\n');
+        text.push_str(&body);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use crate::agents::tests::{full, small, whole_text};
+
+    #[test]
+    fn all_four_rule_types_are_reachable() {
+        let src = r#"language 1;
+@id("a") guide "Always on" { "x" }
+@id("b") guide "Attached" for "src/**" { "x" }
+@id("c") @apply("agent") guide "On relevance" { "x" }
+@id("d") @apply("manual") guide "Release checklist" { "x" }
+"#;
+        let out = contextos_core::compile::compile(
+            &[contextos_core::compile::PolicySource {
+                name: "main.policy".into(),
+                text: src.into(),
+                layer: contextos_core::ir::Layer::User,
+            }],
+            &contextos_core::compile::CompileOptions::default(),
+        );
+        let set = out.policy.unwrap();
+        let e = emit(&set);
+        let kinds: Vec<(String, bool)> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|id| {
+                let t = whole_text(&e, &format!(".cursor/rules/ctx-{id}.mdc"));
+                (
+                    t.lines().nth(2).unwrap_or("").to_string(),
+                    t.contains("description:"),
+                )
+            })
+            .collect();
+        assert!(whole_text(&e, ".cursor/rules/ctx-a.mdc").contains("alwaysApply: true"));
+        assert!(whole_text(&e, ".cursor/rules/ctx-b.mdc").contains("globs: src/**"));
+        let c = whole_text(&e, ".cursor/rules/ctx-c.mdc");
+        assert!(
+            c.contains("description: On relevance") && !c.contains("globs"),
+            "{c}"
+        );
+        let d = whole_text(&e, ".cursor/rules/ctx-d.mdc");
+        assert!(
+            d.starts_with("---\nalwaysApply: false\n---\n") && d.contains("Manual"),
+            "{d}"
+        );
+        assert_eq!(kinds.iter().filter(|(_, described)| *described).count(), 3);
+        // A manual guide stays out of the files agents always load.
+        let agents = crate::agents::emit(&set);
+        assert!(!format!("{:?}", agents.outputs).contains("Release checklist"));
+    }
+
+    #[test]
+    fn rule_types_per_guide() {
+        let set = full();
+        let e = emit(&set);
+        assert_eq!(
+            whole_text(&e, ".cursor/rules/ctx-layering.mdc"),
+            "---\ndescription: Service layering\nglobs: src/api/**,src/handlers/**,src/routes/**\n\
+             alwaysApply: false\n---\n\
+             <!-- generated by contextos; do not edit: change the policies and run contextos compile -->\n\
+             <!-- Cursor rule type: Auto Attached (globs) -->\n\n\
+             # Service layering\n\n\
+             Handlers call services; services never import handlers.\n\n\
+             - Database access lives in `src/repo/`.\n"
+        );
+        assert_eq!(
+            whole_text(&e, ".cursor/rules/ctx-commit-style.mdc"),
+            "---\ndescription: Commit messages\nalwaysApply: true\n---\n\
+             <!-- generated by contextos; do not edit: change the policies and run contextos compile -->\n\
+             <!-- Cursor rule type: Always (alwaysApply: true) -->\n\n\
+             # Commit messages\n\n\
+             Write the subject in the imperative mood.\n"
+        );
+        assert_eq!(
+            whole_text(&e, ".cursor/rules/ctx-review-focus.mdc"),
+            "---\ndescription: What to look for (for role reviewer)\nalwaysApply: false\n---\n\
+             <!-- generated by contextos; do not edit: change the policies and run contextos compile -->\n\
+             <!-- Cursor rule type: Agent Requested (description only) -->\n\n\
+             # What to look for\n\n\
+             For role `reviewer`, in `src/**`.\n\n\
+             Check error handling on every I/O path.\n"
+        );
+        // One file per guide, rules are not repeated.
+        let mdcs = e
+            .outputs
+            .iter()
+            .filter(|o| o.path.ends_with(".mdc"))
+            .count();
+        assert_eq!(mdcs, set.guides.len());
+    }
+
+    #[test]
+    fn frontmatter_per_rule_type() {
+        let set = small(
+            r#"
+@id("a") guide "Plain: with colon" { "x" }
+@id("b") guide "Scoped" for "src/**/*.{ts,tsx}", "lib/**" { "x" }
+role dev { @id("c") guide "Dev only" for "src/**" { "x" } }
+"#,
+        );
+        let e = emit(&set);
+        let fm = |path: &str| {
+            let t = whole_text(&e, path);
+            let end = t[4..].find("---\n").unwrap() + 4;
+            t[4..end].to_string()
+        };
+        assert_eq!(
+            fm(".cursor/rules/ctx-a.mdc"),
+            "description: \"Plain: with colon\"\nalwaysApply: true\n"
+        );
+        assert_eq!(
+            fm(".cursor/rules/ctx-b.mdc"),
+            "description: Scoped\nglobs: src/**/*.ts,src/**/*.tsx,lib/**\nalwaysApply: false\n"
+        );
+        assert_eq!(
+            fm(".cursor/rules/ctx-c.mdc"),
+            "description: Dev only (for role dev)\nalwaysApply: false\n"
+        );
+        for o in &e.outputs {
+            if let Content::Whole { text } = &o.content {
+                assert!(text.starts_with("---\n") && text.ends_with('\n') && !text.contains('\r'));
+            }
+        }
+    }
+
+    #[test]
+    fn hooks_json_parts() {
+        let e = emit(&full());
+        let parts = match &e
+            .outputs
+            .iter()
+            .find(|o| o.path == ".cursor/hooks.json")
+            .unwrap()
+            .content
+        {
+            Content::Json { parts } => parts.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            serde_json::to_value(&parts).unwrap(),
+            json!([
+                {"kind": "key", "pointer": "/version", "value": 1},
+                {"kind": "hooks", "pointer": "/hooks/beforeShellExecution", "marker": "contextos hook cursor",
+                 "items": [{"command": "contextos hook cursor", "failClosed": true, "timeout": 5}]},
+                {"kind": "hooks", "pointer": "/hooks/beforeMCPExecution", "marker": "contextos hook cursor",
+                 "items": [{"command": "contextos hook cursor", "failClosed": true, "timeout": 5}]},
+                {"kind": "hooks", "pointer": "/hooks/beforeReadFile", "marker": "contextos hook cursor",
+                 "items": [{"command": "contextos hook cursor", "failClosed": true, "timeout": 5}]},
+                {"kind": "hooks", "pointer": "/hooks/preToolUse", "marker": "contextos hook cursor",
+                 "items": [{"command": "contextos hook cursor", "failClosed": true, "timeout": 5}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn path_asks_are_lossy_and_output_is_deterministic() {
+        let set = full();
+        let e = emit(&set);
+        assert_eq!(e, emit(&set));
+        // Every path or exec ask rule, and nothing else.
+        let rules: Vec<&str> = e.lossy.iter().map(|l| l.rule.as_str()).collect();
+        let mut asks: Vec<&str> = set
+            .rules
+            .iter()
+            .filter(|r| r.effect == Effect::Ask && matches!(r.domain, Domain::Path | Domain::Exec))
+            .map(|r| r.id.as_str())
+            .collect();
+        asks.sort_unstable();
+        assert_eq!(rules, asks);
+        assert!(rules.contains(&"lockfiles-need-review") && rules.contains(&"std-exec-eval"));
+        assert!(e.lossy.iter().all(|l| l.target == Target::Cursor));
+    }
+}

@@ -1,0 +1,39 @@
+//! ContextOS policy core: compiles policies into an indexed policy set and decides requests.
+//!
+//! A request flows canonicalise → index → conditions → decision:
+//! - [`compile`] turns policy sources into a checked [`PolicySet`] (or located diagnostics);
+//! - [`PolicySet::decide`] is the one, pure decision path ([`eval`]);
+//! - [`PolicySet::decide_shell`] splits a shell line and decides every command
+//!   ([`shell_decide`], on the `contextos-shell` model);
+//! - [`testing`] runs the policies' own `test` blocks;
+//! - [`snapshot`] serialises a compiled set so a hook can load it without compiling.
+//!
+//! This crate does no I/O: no file system, no environment, no clock (enforced by
+//! `clippy.toml`'s `disallowed-methods` and `disallowed-types` in this crate).
+
+pub mod canon;
+pub mod compile;
+pub mod decision;
+pub mod detector;
+pub mod eval;
+pub mod glob;
+mod index;
+pub mod ir;
+pub mod policy;
+pub mod request;
+pub mod schema;
+pub mod script;
+pub mod shell_decide;
+pub mod snapshot;
+pub mod testing;
+
+pub use compile::{compile, CompileOptions, CompileOutput, FileDiagnostic, PolicySource, NO_FILE};
+pub use contextos_grammar::ast::Effect;
+pub use decision::{Decision, RuleHit, ShellDecision, WhyNot};
+pub use eval::EvalOptions;
+pub use ir::Layer;
+pub use policy::{GuideApply, PolicySet};
+pub use request::{
+    CommitRequest, Domain, ExecRequest, PathOp, PathRequest, PluginRequest, Request, RequestKind,
+};
+pub use shell_decide::{ShellBase, ShellOptions};

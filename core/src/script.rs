@@ -1,0 +1,169 @@
+//! The Rhai escape hatch. One locked-down engine per policy set: no modules, no I/O, no
+//! print, no clock, hard limits on operations, call depth, expression depth and data
+//! sizes. Scripts are compiled once at load; evaluating one is pure.
+
+use crate::request::{Domain, Request, RequestKind};
+use crate::schema::{script_vars, Ty};
+use rhai::packages::{
+    BasicArrayPackage, BasicMapPackage, BasicMathPackage, CorePackage, LogicPackage,
+    MoreStringPackage, Package,
+};
+use rhai::{Array, Dynamic, Engine, Scope, AST};
+
+/// Operation budget per script evaluation: a runaway loop stops after well under a millisecond.
+pub const MAX_OPERATIONS: u64 = 20_000;
+pub const MAX_CALL_LEVELS: usize = 16;
+pub const MAX_STRING_BYTES: usize = 64 * 1024;
+pub const MAX_ARRAY_LEN: usize = 4096;
+pub const MAX_MAP_LEN: usize = 256;
+
+#[derive(Debug)]
+pub struct ScriptHost {
+    engine: Engine,
+    scripts: Vec<(Domain, AST)>,
+    /// Script bodies in compile order, so a policy cache can recompile them.
+    sources: Vec<(Domain, String)>,
+}
+
+/// A compile error inside a script, `offset` in bytes from the start of the script body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptError {
+    pub offset: Option<usize>,
+    pub message: String,
+}
+
+impl Default for ScriptHost {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ScriptHost {
+    pub fn new() -> Self {
+        let mut engine = Engine::new_raw();
+        engine.register_global_module(CorePackage::new().as_shared_module());
+        engine.register_global_module(LogicPackage::new().as_shared_module());
+        engine.register_global_module(BasicArrayPackage::new().as_shared_module());
+        engine.register_global_module(BasicMapPackage::new().as_shared_module());
+        engine.register_global_module(BasicMathPackage::new().as_shared_module());
+        engine.register_global_module(MoreStringPackage::new().as_shared_module());
+        engine.set_max_operations(MAX_OPERATIONS);
+        engine.set_max_call_levels(MAX_CALL_LEVELS);
+        engine.set_max_expr_depths(32, 16);
+        engine.set_max_string_size(MAX_STRING_BYTES);
+        engine.set_max_array_size(MAX_ARRAY_LEN);
+        engine.set_max_map_size(MAX_MAP_LEN);
+        engine.set_max_variables(64);
+        engine.set_max_functions(16);
+        engine.set_strict_variables(true);
+        engine.set_allow_shadowing(false);
+        engine.set_fail_on_invalid_map_property(true);
+        engine.set_optimization_level(rhai::OptimizationLevel::None);
+        engine.disable_symbol("eval");
+        engine.disable_symbol("print");
+        engine.disable_symbol("debug");
+        engine.on_print(|_| {});
+        engine.on_debug(|_, _, _| {});
+        ScriptHost {
+            engine,
+            scripts: Vec::new(),
+            sources: Vec::new(),
+        }
+    }
+
+    /// Compiles a script for a domain; unknown variables are compile errors.
+    pub fn compile(&mut self, domain: Domain, body: &str) -> Result<usize, ScriptError> {
+        // Declared as plain variables, not constants: Rhai's optimiser would otherwise
+        // fold these stand-in values into the compiled script.
+        let mut scope = Scope::new();
+        for (name, ty) in script_vars(domain) {
+            match ty {
+                Ty::List => scope.push(*name, Array::new()),
+                _ => scope.push(*name, String::new()),
+            };
+        }
+        let ast = self
+            .engine
+            .compile_with_scope(&scope, body)
+            .map_err(|e| ScriptError {
+                offset: position_offset(body, e.position()),
+                message: e.err_type().to_string(),
+            })?;
+        self.scripts.push((domain, ast));
+        self.sources.push((domain, body.to_string()));
+        Ok(self.scripts.len() - 1)
+    }
+
+    pub fn sources(&self) -> &[(Domain, String)] {
+        &self.sources
+    }
+
+    /// Runs a compiled script against a request. Errors (limits, wrong result type,
+    /// runtime failures) are returned for the caller to resolve to the stricter outcome.
+    pub fn eval(&self, index: usize, req: &Request) -> Result<bool, String> {
+        let (domain, ast) = self
+            .scripts
+            .get(index)
+            .ok_or_else(|| format!("script #{index} is not compiled"))?;
+        let mut scope = Scope::new();
+        scope.push_constant("role", req.role.clone().unwrap_or_default());
+        let list = |v: &[String]| -> Array { v.iter().cloned().map(Dynamic::from).collect() };
+        match (&req.kind, domain) {
+            (RequestKind::Path(p), Domain::Path) => {
+                scope.push_constant("path", p.path.clone());
+                scope.push_constant("op", p.op.as_str().to_string());
+            }
+            (RequestKind::Exec(e), Domain::Exec) => {
+                scope.push_constant("argv", list(&e.argv));
+                scope.push_constant(
+                    "program",
+                    e.argv
+                        .first()
+                        .map(|a| contextos_shell::basename(a).to_string())
+                        .unwrap_or_default(),
+                );
+                scope.push_constant("piped_from", list(&e.piped_from));
+            }
+            (RequestKind::Plugin(p), Domain::Plugin) => {
+                scope.push_constant("name", p.name.clone());
+                scope.push_constant("source", p.source.clone());
+                scope.push_constant("version", p.version.clone());
+                scope.push_constant("digest", p.digest.clone());
+                scope.push_constant("signer", p.signer.clone().unwrap_or_default());
+                scope.push_constant("findings", list(&p.findings));
+            }
+            (RequestKind::Commit(c), Domain::Commit) => {
+                scope.push_constant("files", list(&c.files));
+                scope.push_constant("findings", list(&c.findings));
+                scope.push_constant("message", c.message.clone());
+                scope.push_constant("kind", c.kind.clone());
+                scope.push_constant("severity", c.severity.clone());
+            }
+            _ => return Err("script evaluated against a request of another domain".into()),
+        }
+        let value: Dynamic = self
+            .engine
+            .eval_ast_with_scope(&mut scope, ast)
+            .map_err(|e| e.to_string())?;
+        value
+            .as_bool()
+            .map_err(|t| format!("script returned {t}, expected a boolean"))
+    }
+}
+
+fn position_offset(body: &str, pos: rhai::Position) -> Option<usize> {
+    let line = pos.line()?;
+    let col = pos.position().unwrap_or(1);
+    let start: usize = body
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum();
+    let line_text = body.get(start..)?.lines().next().unwrap_or("");
+    let in_line: usize = line_text
+        .chars()
+        .take(col.saturating_sub(1))
+        .map(char::len_utf8)
+        .sum();
+    Some(start + in_line)
+}

@@ -1,0 +1,393 @@
+//! Runs the policy set's detectors over one changed file.
+//!
+//! One Aho-Corasick pass (ASCII case-insensitive) over the added text finds every keyword
+//! of every `secret` and `stub` detector; a detector's regex then runs only on the lines
+//! where one of its keywords occurs, and is compiled the first time that happens. Path
+//! globs of all detectors form one glob set, matched once per file. This is what makes a
+//! scan cost grow with the keywords present, not with the number of detectors.
+
+use super::text::{self, Lines};
+use super::{ChangedFile, Finding, FindingKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use contextos_core::detector::{CompiledDetector, DetectorKind};
+use globset::{GlobSet, GlobSetBuilder};
+use regex::bytes::{Regex, RegexBuilder};
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+/// Upper bound for a compiled detector regex; the compiler checks against the same bound.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 22;
+
+/// Why the detectors could not be prepared (a policy that passed `check` never fails here,
+/// but a scan must not trust that: failing to prepare fails the scan closed).
+#[derive(Debug, thiserror::Error)]
+pub enum DetectorError {
+    #[error("detector `{id}`: {message}")]
+    Invalid { id: String, message: String },
+}
+
+#[derive(Debug)]
+struct Prepared {
+    det: CompiledDetector,
+    /// Indices into the shared glob set: the file must match one of `paths` (when any)
+    /// and none of `exclude`.
+    paths: Vec<usize>,
+    exclude: Vec<usize>,
+    regexes: Vec<OnceLock<Result<Regex, String>>>,
+    content: OnceLock<Result<Option<Regex>, String>>,
+    unless_before: OnceLock<Result<Option<Regex>, String>>,
+    skip: OnceLock<Result<Option<Regex>, String>>,
+    allow: BTreeSet<Vec<u8>>,
+    stopwords: Vec<Vec<u8>>,
+}
+
+/// The detectors of a policy set, ready to scan.
+#[derive(Debug)]
+pub struct Detectors {
+    prepared: Vec<Prepared>,
+    globs: GlobSet,
+    keywords: Option<AhoCorasick>,
+    /// Keyword pattern index → detectors (indices into `prepared`) that listed it.
+    keyword_owners: Vec<Vec<usize>>,
+}
+
+fn compile_regex(pattern: &str, id: &str) -> Result<Regex, String> {
+    RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| format!("detector `{id}`: {e}"))
+}
+
+fn lazy_regex<'a>(
+    cell: &'a OnceLock<Result<Regex, String>>,
+    pattern: &str,
+    id: &str,
+) -> Result<&'a Regex, String> {
+    cell.get_or_init(|| compile_regex(pattern, id))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn lazy_opt_regex<'a>(
+    cell: &'a OnceLock<Result<Option<Regex>, String>>,
+    pattern: Option<&str>,
+    id: &str,
+) -> Result<Option<&'a Regex>, String> {
+    cell.get_or_init(|| pattern.map(|p| compile_regex(p, id)).transpose())
+        .as_ref()
+        .map(Option::as_ref)
+        .map_err(Clone::clone)
+}
+
+impl Detectors {
+    pub fn new(detectors: &[CompiledDetector]) -> Result<Detectors, DetectorError> {
+        let mut glob_patterns: Vec<String> = Vec::new();
+        let mut glob_of = |p: &str| -> usize {
+            if let Some(i) = glob_patterns.iter().position(|g| g == p) {
+                i
+            } else {
+                glob_patterns.push(p.to_string());
+                glob_patterns.len() - 1
+            }
+        };
+        let mut prepared = Vec::with_capacity(detectors.len());
+        let mut keyword_list: Vec<String> = Vec::new();
+        let mut keyword_owners: Vec<Vec<usize>> = Vec::new();
+        for (di, d) in detectors.iter().enumerate() {
+            let path_src = if d.kind == DetectorKind::File {
+                &d.patterns
+            } else {
+                &d.paths
+            };
+            let paths = path_src.iter().map(|p| glob_of(p)).collect();
+            let exclude = d.exclude.iter().map(|p| glob_of(p)).collect();
+            if d.kind != DetectorKind::File && d.keywords.is_empty() {
+                return Err(DetectorError::Invalid {
+                    id: d.id.clone(),
+                    message: "has no keywords".into(),
+                });
+            }
+            for k in &d.keywords {
+                let k = k.to_ascii_lowercase();
+                match keyword_list.iter().position(|x| *x == k) {
+                    Some(i) => keyword_owners[i].push(di),
+                    None => {
+                        keyword_list.push(k);
+                        keyword_owners.push(vec![di]);
+                    }
+                }
+            }
+            let regexes = if d.kind == DetectorKind::File {
+                Vec::new()
+            } else {
+                d.patterns.iter().map(|_| OnceLock::new()).collect()
+            };
+            let mut det = d.clone();
+            // `skip` describes the whole value.
+            det.skip = det.skip.map(|s| format!("^(?:{s})$"));
+            prepared.push(Prepared {
+                det,
+                paths,
+                exclude,
+                regexes,
+                content: OnceLock::new(),
+                unless_before: OnceLock::new(),
+                skip: OnceLock::new(),
+                allow: d.allow.iter().map(|a| a.as_bytes().to_vec()).collect(),
+                stopwords: d
+                    .stopwords
+                    .iter()
+                    .map(|s| s.to_ascii_lowercase().into_bytes())
+                    .collect(),
+            });
+        }
+        let mut gb = GlobSetBuilder::new();
+        for p in &glob_patterns {
+            let g =
+                contextos_core::glob::path_glob(p).map_err(|message| DetectorError::Invalid {
+                    id: p.clone(),
+                    message,
+                })?;
+            gb.add(g);
+        }
+        let globs = gb.build().map_err(|e| DetectorError::Invalid {
+            id: "paths".into(),
+            message: e.to_string(),
+        })?;
+        let keywords = if keyword_list.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .build(&keyword_list)
+                    .map_err(|e| DetectorError::Invalid {
+                        id: "keywords".into(),
+                        message: e.to_string(),
+                    })?,
+            )
+        };
+        Ok(Detectors {
+            prepared,
+            globs,
+            keywords,
+            keyword_owners,
+        })
+    }
+
+    /// Compiles every regex now (for `contextos check`-like validation and benches).
+    pub fn warm(&self) -> Result<(), String> {
+        for p in &self.prepared {
+            for (cell, pat) in p.regexes.iter().zip(&p.det.patterns) {
+                lazy_regex(cell, pat, &p.det.id)?;
+            }
+            lazy_opt_regex(&p.content, p.det.content.as_deref(), &p.det.id)?;
+            lazy_opt_regex(&p.unless_before, p.det.unless_before.as_deref(), &p.det.id)?;
+            lazy_opt_regex(&p.skip, p.det.skip.as_deref(), &p.det.id)?;
+        }
+        Ok(())
+    }
+
+    fn applies(&self, p: &Prepared, matched: &[usize]) -> bool {
+        let hit = |ix: &Vec<usize>| ix.iter().any(|i| matched.binary_search(i).is_ok());
+        (p.paths.is_empty() || hit(&p.paths)) && !hit(&p.exclude)
+    }
+
+    /// Blocked-file findings for a file that is added, modified or renamed to `path`.
+    pub fn blocked_files(&self, file: &ChangedFile, out: &mut Vec<Finding>) -> Result<(), String> {
+        let matched = self.globs.matches(&file.path);
+        for p in self
+            .prepared
+            .iter()
+            .filter(|p| p.det.kind == DetectorKind::File)
+        {
+            if p.paths.is_empty() || !self.applies(p, &matched) {
+                continue;
+            }
+            if let Some(re) = lazy_opt_regex(&p.content, p.det.content.as_deref(), &p.det.id)? {
+                let holds = file.content.as_deref().is_some_and(|c| re.is_match(c));
+                if !holds {
+                    continue;
+                }
+            }
+            out.push(Finding {
+                rule: p.det.id.clone(),
+                kind: FindingKind::BlockedFile,
+                severity: p.det.severity,
+                file: file.path.clone(),
+                line: None,
+                column: None,
+                fingerprint: text::fingerprint(&p.det.id, &file.path, b""),
+                redacted: None,
+                message: p.det.message.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Secret and stub findings in the added lines of `file` (which must be text).
+    pub fn added_text(
+        &self,
+        file: &ChangedFile,
+        content: &[u8],
+        added: &[std::ops::Range<usize>],
+        out: &mut Vec<Finding>,
+    ) -> Result<(), String> {
+        let Some(ac) = &self.keywords else {
+            return Ok(());
+        };
+        let lines = Lines::new(content);
+        let matched = self.globs.matches(&file.path);
+        let applies: Vec<bool> = self
+            .prepared
+            .iter()
+            .map(|p| p.det.kind != DetectorKind::File && self.applies(p, &matched))
+            .collect();
+        if !applies.contains(&true) {
+            return Ok(());
+        }
+        // (detector, line) pairs whose keyword occurs on an added line.
+        let mut todo: BTreeSet<(usize, usize)> = BTreeSet::new();
+        for r in added {
+            let start = lines.start(r.start);
+            let end = lines.start(r.end).min(content.len());
+            let Some(slice) = content.get(start..end) else {
+                continue;
+            };
+            for m in ac.find_overlapping_iter(slice) {
+                let line = lines.line_of(start + m.start());
+                for &di in &self.keyword_owners[m.pattern().as_usize()] {
+                    if applies[di] {
+                        todo.insert((di, line));
+                    }
+                }
+            }
+        }
+        let mut seen: BTreeSet<(usize, usize)> = BTreeSet::new();
+        for (di, line) in todo {
+            let p = &self.prepared[di];
+            let lr = lines.range(line, content);
+            let region_end = if p.det.multiline {
+                let r = added.iter().find(|r| r.contains(&line));
+                r.map_or(lr.end, |r| lines.start(r.end).min(content.len()))
+            } else {
+                lr.end
+            };
+            for (cell, pat) in p.regexes.iter().zip(&p.det.patterns) {
+                let re = lazy_regex(cell, pat, &p.det.id)?;
+                let Some(hay) = content.get(lr.start..region_end) else {
+                    continue;
+                };
+                for caps in re.captures_iter(hay) {
+                    let Some(whole) = caps.get(0) else { continue };
+                    if lr.start + whole.start() >= lr.end && lr.end != lr.start {
+                        // A multi-line search starting on this line found a match that
+                        // starts on a later line; that line is searched on its own.
+                        break;
+                    }
+                    let group = match p.det.group {
+                        Some(g) => caps.get(g as usize),
+                        None if re.captures_len() > 1 => caps.get(1),
+                        None => None,
+                    }
+                    .unwrap_or(whole);
+                    let value = group.as_bytes();
+                    let at = lr.start + group.start();
+                    if !seen.insert((di, at)) {
+                        continue;
+                    }
+                    if let Some(f) =
+                        self.judge_match(p, file, content, &lines, line, lr.clone(), at, value)?
+                    {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn judge_match(
+        &self,
+        p: &Prepared,
+        file: &ChangedFile,
+        content: &[u8],
+        lines: &Lines,
+        line: usize,
+        lr: std::ops::Range<usize>,
+        at: usize,
+        value: &[u8],
+    ) -> Result<Option<Finding>, String> {
+        let d = &p.det;
+        let line_text = content.get(lr.clone()).unwrap_or(b"");
+        let at_in_line = at.saturating_sub(lr.start);
+        match d.kind {
+            DetectorKind::Secret => {
+                if value.is_empty() || p.allow.contains(value) {
+                    return Ok(None);
+                }
+                let lower = value.to_ascii_lowercase();
+                if p.stopwords
+                    .iter()
+                    .any(|s| memchr::memmem::find(&lower, s).is_some())
+                {
+                    return Ok(None);
+                }
+                if let Some(min) = d.min_entropy {
+                    if text::entropy(value) < min {
+                        return Ok(None);
+                    }
+                }
+                if let Some(re) = lazy_opt_regex(&p.skip, d.skip.as_deref(), &d.id)? {
+                    if re.is_match(value) {
+                        return Ok(None);
+                    }
+                }
+            }
+            DetectorKind::Stub => {
+                if d.code_only && text::in_literal_or_comment(line_text, at_in_line) {
+                    return Ok(None);
+                }
+                if let Some(re) =
+                    lazy_opt_regex(&p.unless_before, d.unless_before.as_deref(), &d.id)?
+                {
+                    let from = line.saturating_sub(d.lookback as usize);
+                    for l in from..line {
+                        if content
+                            .get(lines.range(l, content))
+                            .is_some_and(|t| re.is_match(t))
+                        {
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+            DetectorKind::File => return Ok(None),
+        }
+        let kind = match d.kind {
+            DetectorKind::Secret => FindingKind::Secret,
+            _ => FindingKind::Stub,
+        };
+        let redacted = match kind {
+            FindingKind::Secret => text::redact(&String::from_utf8_lossy(value)),
+            _ => String::from_utf8_lossy(value)
+                .trim()
+                .chars()
+                .take(80)
+                .collect(),
+        };
+        Ok(Some(Finding {
+            rule: d.id.clone(),
+            kind,
+            severity: d.severity,
+            file: file.path.clone(),
+            line: Some(line + 1),
+            column: Some(text::column(line_text, at_in_line)),
+            fingerprint: text::fingerprint(&d.id, &file.path, value),
+            redacted: Some(redacted),
+            message: d.message.clone(),
+        }))
+    }
+}
