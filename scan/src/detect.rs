@@ -6,8 +6,9 @@
 //! globs of all detectors form one glob set, matched once per file. This is what makes a
 //! scan cost grow with the keywords present, not with the number of detectors.
 
-use super::text::{self, Lines};
-use super::{ChangedFile, Finding, FindingKind};
+use crate::change::ChangedFile;
+use crate::finding::{Finding, FindingKind};
+use crate::text::{self, Lines};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use contextos_core::detector::{CompiledDetector, DetectorKind};
 use globset::{GlobSet, GlobSetBuilder};

@@ -7,7 +7,8 @@
 //! it survives code moving around it. An expired entry is an error, not a silent
 //! re-enable: someone promised to fix it by that date.
 
-use super::{ChangedFile, Finding};
+use crate::change::ChangedFile;
+use crate::finding::Finding;
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -48,11 +49,11 @@ pub fn apply_inline(
     files: &[ChangedFile],
 ) -> (Vec<Finding>, Vec<(Finding, SuppressedBy)>) {
     // Each file's line table is built once, however many findings it has.
-    let by_path: HashMap<&str, (&[u8], super::text::Lines)> = files
+    let by_path: HashMap<&str, (&[u8], crate::text::Lines)> = files
         .iter()
         .filter_map(|f| {
             let content = f.content.as_deref()?;
-            Some((f.path.as_str(), (content, super::text::Lines::new(content))))
+            Some((f.path.as_str(), (content, crate::text::Lines::new(content))))
         })
         .collect();
     let mut kept = Vec::new();
