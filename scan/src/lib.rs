@@ -1,4 +1,5 @@
-//! The staged scanner behind `contextos scan --staged`.
+//! The staged scanner behind `contextos scan --staged`, and the workspace's only git
+//! reader (gix): no other crate opens a repository.
 //!
 //! [`staged`] reads what a commit would record (the git index against HEAD) into
 //! [`change::ChangedFile`]s; [`inspect`] checks them against the task [`scope`], the
@@ -6,8 +7,9 @@
 //! only in the lines the change adds), producing [`finding::Finding`]s; [`suppress`]
 //! applies inline `contextos:allow` markers and the baseline; [`run`] drives one staged
 //! scan over worker threads; [`verdict`] asks the policy set's `commit` rules what each
-//! finding means. [`text`] holds the byte-level helpers (lines, binary
-//! sniffing, fingerprints). Only `staged` and the baseline loader touch the host.
+//! finding means. [`repo`] finds the repository and the directory git runs hooks from,
+//! for `contextos hook install`. [`text`] holds the byte-level helpers (lines, binary
+//! sniffing, fingerprints). Only `staged`, `repo` and the baseline loader touch the host.
 //!
 //! This file only declares modules and re-exports the names callers use most.
 
@@ -15,6 +17,7 @@ pub mod change;
 pub mod detect;
 pub mod finding;
 pub mod inspect;
+pub mod repo;
 pub mod run;
 pub mod scope;
 pub mod staged;

@@ -1,4 +1,9 @@
-//! Where git looks for the `pre-commit` hook, found the way git finds it.
+//! Finding the repository and where git runs its hooks, for `contextos hook install`.
+//!
+//! This crate is the workspace's only git reader: the staged scan ([`crate::staged`]) and
+//! this lookup both go through gix, so no other crate links it.
+//!
+//! Where git looks for the `pre-commit` hook is found the way git finds it.
 //!
 //! Git runs `$(core.hooksPath)/pre-commit` when `core.hooksPath` is set anywhere in the
 //! configuration stack (system, global, `includeIf`, local, worktree, environment), and
