@@ -7,21 +7,21 @@
 //! own policies never judge a pack (and cannot, E0120).
 
 use contextos_engine::plugins::keys::{self, TrustedKeys};
-use contextos_engine::plugins::lockfile::{self, LockEntry, Lockfile};
+use contextos_engine::plugins::pins::{self, Pin, Pins};
 use contextos_engine::plugins::verify::{self, Facts, VerifyInput};
 use contextos_engine::{Decision, Effect, EvalOptions, PolicySet, Request, RequestKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use contextos_engine::plugins::keys::TRUSTED_KEYS_FILE as KEYS_FILE;
-pub use contextos_engine::plugins::lockfile::LOCK_FILE;
+pub use contextos_engine::plugins::pins::PINS_FILE;
 pub const PACKS_DIR: &str = ".contextos/plugins";
 pub const SEEN_FILE: &str = ".contextos/state/plugins-seen.json";
 
 /// One pinned pack and what became of it.
 #[derive(Debug)]
 pub struct Checked {
-    pub entry: LockEntry,
+    pub entry: Pin,
     pub facts: Facts,
     pub decision: Decision,
 }
@@ -49,14 +49,14 @@ pub fn pack_dir(root: &Path, name: &str) -> PathBuf {
     root.join(PACKS_DIR).join(name)
 }
 
-/// The lock file, or `None` when the project pins no plugins.
-pub fn read_lock(root: &Path) -> Result<Option<Lockfile>, String> {
-    match std::fs::read_to_string(root.join(LOCK_FILE)) {
-        Ok(text) => lockfile::parse(&text, LOCK_FILE)
+/// The pins (`contextos.lock`), or `None` when the project pins no plugins.
+pub fn read_pins(root: &Path) -> Result<Option<Pins>, String> {
+    match std::fs::read_to_string(root.join(PINS_FILE)) {
+        Ok(text) => pins::parse(&text, PINS_FILE)
             .map(Some)
             .map_err(|e| e.to_string()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{LOCK_FILE}: {e}")),
+        Err(e) => Err(format!("{PINS_FILE}: {e}")),
     }
 }
 
@@ -87,7 +87,7 @@ pub fn now() -> u64 {
 /// Verifies `entry` against the pack in `dir` and decides it.
 pub fn check(
     set: &PolicySet,
-    entry: &LockEntry,
+    entry: &Pin,
     dir: &Path,
     keys: &TrustedKeys,
     high_water: Option<u64>,
@@ -110,16 +110,16 @@ pub fn check(
 
 /// Verifies every installed pack; `Ok(None)` when the project pins none.
 pub fn check_installed(root: &Path, set: &PolicySet) -> Result<Option<Vec<Checked>>, String> {
-    let Some(lock) = read_lock(root)? else {
+    let Some(pins) = read_pins(root)? else {
         return Ok(None);
     };
-    if lock.plugins.is_empty() {
+    if pins.plugins.is_empty() {
         return Ok(None);
     }
     let keys = read_keys(root)?;
     let seen = read_seen(root)?;
     Ok(Some(
-        lock.plugins
+        pins.plugins
             .iter()
             .map(|e| {
                 check(

@@ -18,8 +18,8 @@
 //! it cannot be re-added by accident) and [`TrustedKeys::get`] still returns it: the
 //! verifier reports it as revoked instead of as unknown.
 
-use super::locate;
-use super::signature::PublicKey;
+use crate::position::file_line_col;
+use crate::signature::PublicKey;
 use serde::Deserialize;
 use std::collections::HashMap;
 use toml::Spanned;
@@ -129,10 +129,10 @@ struct RawKey {
 /// Parses a trusted keys file; `file` is only used in error locations.
 pub fn parse(text: &str, file: &str) -> Result<TrustedKeys, KeysError> {
     let raw: RawFile = toml::from_str(text).map_err(|e| KeysError::Syntax {
-        at: locate(file, text, e.span()),
+        at: file_line_col(file, text, e.span()),
         message: e.message().to_string(),
     })?;
-    let at = |span: std::ops::Range<usize>| locate(file, text, Some(span));
+    let at = |span: std::ops::Range<usize>| file_line_col(file, text, Some(span));
     let mut seen: HashMap<String, ()> = HashMap::new();
     let mut keys = Vec::new();
     for k in raw.key {
