@@ -15,17 +15,22 @@
 //!
 //! The modules, bottom up: [`digest`] hashes a pack's tree; [`signature`] signs and
 //! checks the release payload; [`keys`] parses the trusted keys; [`pins`] parses and
-//! renders `contextos.lock`; [`verify`] turns one pin and its pack into [`Facts`].
-//! This file only declares modules and re-exports.
+//! renders `contextos.lock`; [`verify`] turns one pin and its pack into [`Facts`];
+//! [`installed`] reads a project's packs and plugin files from disk; [`admission`] has the
+//! policy set decide each pack. This file only declares modules and re-exports.
 
+pub mod admission;
 pub mod digest;
+pub mod installed;
 pub mod keys;
 pub mod pins;
 mod position;
 pub mod signature;
 pub mod verify;
 
+pub use admission::{check, check_installed, describe_denials, Checked};
 pub use digest::{tree_digest, DigestError, SIGNATURE_FILE};
+pub use installed::{InstalledError, PACKS_DIR, SEEN_FILE};
 pub use keys::{KeysError, TrustedKey, TrustedKeys};
 pub use pins::{Pin, Pins, PinsError, PINS_FILE};
 pub use signature::{KeyFormatError, PublicKey, SecretKey, SigError};
