@@ -2,19 +2,28 @@
 //! detectors over the lines the change adds.
 
 use crate::change::{Added, ChangeStatus, ChangedFile};
-use crate::detect::Detectors;
+use crate::detect::{DetectorError, Detectors};
 use crate::finding::{Finding, FindingKind, OVERSIZE_RULE, SCOPE_RULE};
-use crate::scope::Scope;
+use crate::scope::{Scope, ScopeMatchError};
 use crate::text;
 use contextos_core::detector::Severity;
 use std::ops::Range;
+
+/// Why a changed file could not be inspected; the scan fails closed on it.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    #[error("a detector could not run: {0}")]
+    Detector(#[from] DetectorError),
+    #[error(transparent)]
+    Scope(#[from] ScopeMatchError),
+}
 
 /// Runs every detector over the change. Findings come back in path order, then by line.
 pub fn find(
     detectors: &Detectors,
     files: &[ChangedFile],
     scope: Option<&Scope>,
-) -> Result<Vec<Finding>, String> {
+) -> Result<Vec<Finding>, InspectError> {
     let mut out = Vec::new();
     for f in files {
         if let Some(scope) = scope {
@@ -86,4 +95,47 @@ pub fn find(
         ))
     });
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use crate::change::EntryKind;
+
+    fn file(path: &str, content: &[u8], oversize: bool) -> ChangedFile {
+        ChangedFile {
+            path: path.into(),
+            status: ChangeStatus::Added,
+            kind: EntryKind::File,
+            size: content.len() as u64,
+            content: (!oversize).then(|| content.to_vec()),
+            added: Added::All,
+            oversize,
+        }
+    }
+
+    #[test]
+    fn scope_and_size_findings_come_in_path_order() {
+        let detectors = Detectors::new(&[]).unwrap();
+        let scope = Scope::parse("src/**\n", "task.scope").unwrap();
+        let files = [
+            file("src/ok.rs", b"fn main() {}\n", false),
+            file("src/big.bin", b"", true),
+            file("docs/out.md", b"text\n", false),
+        ];
+        let found = find(&detectors, &files, Some(&scope)).unwrap();
+        let got: Vec<(&str, FindingKind)> =
+            found.iter().map(|f| (f.file.as_str(), f.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                ("docs/out.md", FindingKind::Scope),
+                ("src/big.bin", FindingKind::Oversize)
+            ]
+        );
+        assert!(found[0].message.contains("task.scope"), "{:?}", found[0]);
+        assert!(find(&detectors, &files[..1], None).unwrap().is_empty());
+    }
 }

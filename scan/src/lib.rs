@@ -27,5 +27,5 @@ pub mod verdict;
 
 pub use change::{Added, ChangeStatus, ChangedFile, EntryKind};
 pub use finding::{Finding, FindingKind, OVERSIZE_RULE, SCOPE_RULE};
-pub use inspect::find;
+pub use inspect::{find, InspectError};
 pub use run::{scan_staged, ScanError, Scanned};

@@ -3,7 +3,7 @@
 
 use crate::detect::Detectors;
 use crate::finding::Finding;
-use crate::inspect::find;
+use crate::inspect::{find, InspectError};
 use crate::scope::Scope;
 use crate::staged::{ReadOptions, StagedChange, StagedEntry, StagedError};
 use crate::suppress::{self, SuppressedBy};
@@ -28,8 +28,11 @@ pub struct Scanned {
 pub enum ScanError {
     #[error(transparent)]
     Staged(#[from] StagedError),
-    #[error("a detector could not run: {0}")]
-    Detector(String),
+    #[error(transparent)]
+    Inspect(#[from] InspectError),
+    /// A worker stopped without reporting (it panicked); its findings would be lost.
+    #[error("a scan worker failed; its results are lost")]
+    WorkerLost,
 }
 
 fn scan_one(
@@ -41,7 +44,7 @@ fn scan_one(
     opts: ReadOptions,
 ) -> Result<Scanned, ScanError> {
     let file = change.load(repo, entry, opts)?;
-    let found = find(detectors, std::slice::from_ref(&file), scope).map_err(ScanError::Detector)?;
+    let found = find(detectors, std::slice::from_ref(&file), scope)?;
     let (kept, suppressed) = suppress::apply_inline(found, std::slice::from_ref(&file));
     Ok(Scanned {
         findings: kept,
@@ -101,21 +104,17 @@ pub fn scan_staged(
             });
         }
     });
-    let lost = || ScanError::Detector("a scan worker failed; its results are lost".into());
     match first_error.into_inner() {
         Ok(Some((_, e))) => return Err(e),
-        Ok(None) if failed.load(Ordering::Relaxed) => return Err(lost()),
+        Ok(None) if failed.load(Ordering::Relaxed) => return Err(ScanError::WorkerLost),
         Ok(None) => {}
-        Err(_) => return Err(lost()),
+        Err(_) => return Err(ScanError::WorkerLost),
     }
     let mut out = Scanned {
         files: change.entries.len(),
         ..Scanned::default()
     };
-    for r in results
-        .into_inner()
-        .map_err(|_| ScanError::Detector("a scan worker panicked".into()))?
-    {
+    for r in results.into_inner().map_err(|_| ScanError::WorkerLost)? {
         out.findings.extend(r.findings);
         out.suppressed.extend(r.suppressed);
         out.bytes += r.bytes;
