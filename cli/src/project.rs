@@ -205,7 +205,7 @@ impl Project {
 
     /// Whether `contextos.lock` pins any pack.
     pub fn has_plugins(&self) -> Result<bool, ProjectError> {
-        Ok(crate::plugins::read_lock(&self.root)
+        Ok(crate::plugins::read_pins(&self.root)
             .map_err(ProjectError::Plugins)?
             .is_some_and(|l| !l.plugins.is_empty()))
     }
@@ -250,7 +250,7 @@ impl Project {
 
     /// The names pinned in `contextos.lock`, in lock order.
     pub fn pinned_plugins(&self) -> Result<Vec<String>, ProjectError> {
-        Ok(crate::plugins::read_lock(&self.root)
+        Ok(crate::plugins::read_pins(&self.root)
             .map_err(ProjectError::Plugins)?
             .map(|l| l.plugins.into_iter().map(|e| e.name).collect())
             .unwrap_or_default())

@@ -18,8 +18,8 @@
 //! it cannot be re-added by accident) and [`TrustedKeys::get`] still returns it: the
 //! verifier reports it as revoked instead of as unknown.
 
-use super::locate;
-use super::signature::PublicKey;
+use crate::position::file_line_col;
+use crate::signature::PublicKey;
 use serde::Deserialize;
 use std::collections::HashMap;
 use toml::Spanned;
@@ -129,10 +129,10 @@ struct RawKey {
 /// Parses a trusted keys file; `file` is only used in error locations.
 pub fn parse(text: &str, file: &str) -> Result<TrustedKeys, KeysError> {
     let raw: RawFile = toml::from_str(text).map_err(|e| KeysError::Syntax {
-        at: locate(file, text, e.span()),
+        at: file_line_col(file, text, e.span()),
         message: e.message().to_string(),
     })?;
-    let at = |span: std::ops::Range<usize>| locate(file, text, Some(span));
+    let at = |span: std::ops::Range<usize>| file_line_col(file, text, Some(span));
     let mut seen: HashMap<String, ()> = HashMap::new();
     let mut keys = Vec::new();
     for k in raw.key {
@@ -236,44 +236,15 @@ pub fn parse_rfc3339_utc(s: &str) -> Option<u64> {
             return None;
         }
     }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<u64>().ok();
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    // The shape is ours (strict, so a typo never shifts a window); the calendar is jiff's.
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i8>().ok();
+    let year = s.get(0..4)?.parse::<i16>().ok()?;
+    let (month, day) = (num(5..7)?, num(8..10)?);
     let (hour, min, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if year < 1970 || !(1..=12).contains(&month) || hour > 23 || min > 59 || sec > 59 {
-        return None;
-    }
-    if day < 1 || day > days_in_month(year, month) {
-        return None;
-    }
-    let days = days_from_civil(year, month, day)?;
-    Some(days * 86_400 + hour * 3_600 + min * 60 + sec)
-}
-
-fn is_leap(y: u64) -> bool {
-    (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400)
-}
-
-fn days_in_month(y: u64, m: u64) -> u64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days from 1970-01-01 to the given date (Howard Hinnant's `days_from_civil`, for
-/// years ≥ 1970 so everything stays unsigned).
-fn days_from_civil(y: u64, m: u64, d: u64) -> Option<u64> {
-    // Years start in March, so the leap day is the last day of the year.
-    let y = if m <= 2 { y.checked_sub(1)? } else { y };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    // 719_468 = days from 0000-03-01 to 1970-01-01.
-    (era * 146_097 + doe).checked_sub(719_468)
+    let civil = jiff::civil::DateTime::new(year, month, day, hour, min, sec, 0).ok()?;
+    // Civil arithmetic, not a jiff `Timestamp`: that one stops short of 9999-12-31.
+    let epoch = jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0);
+    u64::try_from(civil.duration_since(epoch).as_secs()).ok()
 }
 
 /// Whole-string glob match: `*` any run of characters (including none), `?` exactly one
@@ -482,14 +453,13 @@ mod tests {
         );
         // Every day of a few years, against a running count.
         let mut expect = parse_rfc3339_utc("1999-01-01T00:00:00Z").unwrap();
-        for y in 1999..2030 {
-            for m in 1..=12 {
-                for d in 1..=days_in_month(y, m) {
-                    let s = format!("{y:04}-{m:02}-{d:02}T00:00:00Z");
-                    assert_eq!(parse_rfc3339_utc(&s), Some(expect), "{s}");
-                    expect += 86_400;
-                }
-            }
+        let mut day = jiff::civil::date(1999, 1, 1);
+        while day.year() < 2030 {
+            let s = format!("{day}T00:00:00Z");
+            assert_eq!(parse_rfc3339_utc(&s), Some(expect), "{s}");
+            expect += 86_400;
+            day = day.tomorrow().unwrap();
         }
+        assert_eq!(expect, parse_rfc3339_utc("2030-01-01T00:00:00Z").unwrap());
     }
 }

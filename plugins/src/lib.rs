@@ -1,5 +1,5 @@
 //! Plugin packs: pinning, signing and verifying them, so the policy can judge a plugin by
-//! facts rather than by what its files or its lock entry claim.
+//! facts rather than by what its files or its pin in `contextos.lock` claim.
 //!
 //! Threat model. The agent (or anyone who can write the repository) may edit a pack's
 //! files, `contextos.lock` and any signature shipped inside the pack; it may plant
@@ -12,30 +12,26 @@
 //! covers every byte, name, kind and exec bit of the pack; the signature covers a
 //! domain-separated payload binding name, version, digest and sequence; keys are looked
 //! up by a recomputed id only; and every failure becomes a finding the policy sees.
+//!
+//! The modules, bottom up: [`digest`] hashes a pack's tree; [`signature`] signs and
+//! checks the release payload; [`keys`] parses the trusted keys; [`pins`] parses and
+//! renders `contextos.lock`; [`verify`] turns one pin and its pack into [`Facts`];
+//! [`installed`] reads a project's packs and plugin files from disk; [`admission`] has the
+//! policy set decide each pack. This file only declares modules and re-exports.
 
+pub mod admission;
 pub mod digest;
+pub mod installed;
 pub mod keys;
-pub mod lockfile;
+pub mod pins;
+mod position;
 pub mod signature;
 pub mod verify;
 
+pub use admission::{check, check_installed, describe_denials, Checked};
 pub use digest::{tree_digest, DigestError, SIGNATURE_FILE};
+pub use installed::{InstalledError, PACKS_DIR, SEEN_FILE};
 pub use keys::{KeysError, TrustedKey, TrustedKeys};
-pub use lockfile::{LockEntry, LockError, Lockfile, LOCK_FILE};
+pub use pins::{Pin, Pins, PinsError, PINS_FILE};
 pub use signature::{KeyFormatError, PublicKey, SecretKey, SigError};
 pub use verify::{is_exact_semver, Facts, VerifyInput};
-
-/// `file:line:col` for a byte span of `text` (columns count characters, from 1), or just
-/// `file` when the parser gave no span, so every error points where a human can look.
-pub(crate) fn locate(file: &str, text: &str, span: Option<std::ops::Range<usize>>) -> String {
-    let Some(span) = span else {
-        return file.to_string();
-    };
-    let before = text.get(..span.start).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let col = match before.rfind('\n') {
-        Some(nl) => before.get(nl + 1..).map_or(0, |l| l.chars().count()) + 1,
-        None => before.chars().count() + 1,
-    };
-    format!("{file}:{line}:{col}")
-}

@@ -1,6 +1,6 @@
 //! ECDSA P-256 (SHA-256) signatures over a domain-separated plugin payload.
 //!
-//! The signed bytes are built from the lock's fields directly ([`payload`]); nothing is
+//! The signed bytes are built from the pin's fields directly ([`payload`]); nothing is
 //! re-serialised from TOML or JSON, so a verifier and a signer cannot disagree about
 //! what was signed. Signatures travel as standard padded base64 of the 64-byte `r || s`.
 //!
@@ -23,7 +23,7 @@ pub const DOMAIN: &str = "contextos-plugin-v1";
 /// The exact signed bytes:
 /// `contextos-plugin-v1\nname=<name>\nversion=<version>\ndigest=<digest>\nsequence=<sequence>\n`.
 ///
-/// The fields are not escaped: callers must keep `\n` out of them (the lock file parser
+/// The fields are not escaped: callers must keep `\n` out of them (the pins parser
 /// refuses control characters, and verification refuses to check a payload whose name or
 /// version holds one), or two different entries could share a payload.
 pub fn payload(name: &str, version: &str, digest: &str, sequence: u64) -> Vec<u8> {

@@ -1,6 +1,6 @@
-//! Facts about one locked plugin pack, for the policy to judge.
+//! Facts about one pinned plugin pack, for the policy to judge.
 //!
-//! Nothing here allows or denies: [`verify`] checks the pack against its lock entry and
+//! Nothing here allows or denies: [`verify`] checks the pack against its pin and
 //! the trusted keys and reports what it found as stable finding codes, and a verified
 //! signer only when everything about the signature held. The policy (`plugin.*`) then
 //! decides — so a project can, say, tolerate unsigned packs from `dir:` sources while
@@ -8,13 +8,13 @@
 //!
 //! Checks never stop early: every fact is established independently (a pack that fails
 //! to hash is still checked for its signature), so the policy and the user see all
-//! problems at once. Keys are looked up by the lock's signer id only; if that key does
+//! problems at once. Keys are looked up by the pin's signer id only; if that key does
 //! not verify the signature, no other trusted key is tried.
 
-use super::digest::tree_digest;
-use super::keys::TrustedKeys;
-use super::lockfile::LockEntry;
-use super::signature::{self, SigError};
+use crate::digest::tree_digest;
+use crate::keys::TrustedKeys;
+use crate::pins::Pin;
+use crate::signature::{self, SigError};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -40,7 +40,7 @@ pub struct Facts {
     pub name: String,
     pub version: String,
     pub source: String,
-    /// The digest the lock pins (`""` if the lock gives none).
+    /// The digest the pin records (`""` if the pin gives none).
     pub digest: String,
     /// Key id, only when the signature verified under a trusted, unrevoked, currently
     /// valid key whose scope covers the name.
@@ -65,7 +65,7 @@ impl Facts {
 
 #[derive(Debug, Clone, Copy)]
 pub struct VerifyInput<'a> {
-    pub entry: &'a LockEntry,
+    pub entry: &'a Pin,
     /// The pack's files, already fetched/unpacked for this entry.
     pub pack_dir: &'a Path,
     pub keys: &'a TrustedKeys,
@@ -77,15 +77,15 @@ pub struct VerifyInput<'a> {
 
 /// Establishes the facts about `input.entry`:
 ///
-/// * `digest-missing` — the lock's digest is not `sha256:` + 64 lowercase hex;
-/// * `digest-mismatch` — the pack's [`tree_digest`] differs from a well-formed lock digest;
+/// * `digest-missing` — the pin's digest is not `sha256:` + 64 lowercase hex;
+/// * `digest-mismatch` — the pack's [`tree_digest`] differs from a well-formed pinned digest;
 /// * `pack-unreadable` plus the digest error's own code (e.g. `plugin.symlink-escape`) —
 ///   the pack could not be hashed;
 /// * `signature-missing` — empty signer or signature;
 /// * `key-unknown`, `key-revoked`, `key-expired` (outside `not_before..=not_after`),
-///   `key-out-of-scope` — about the key the lock names;
+///   `key-out-of-scope` — about the key the pin names;
 /// * `signature-malformed`, `signature-high-s`, `signature-invalid` — the signature over
-///   the payload built from the lock's name, version, digest and sequence (a name or
+///   the payload built from the pin's name, version, digest and sequence (a name or
 ///   version holding a control character makes the payload ambiguous and counts as
 ///   `signature-invalid`);
 /// * `sequence-replayed` — `sequence` is below the high-water mark.
@@ -244,7 +244,7 @@ mod tests {
         _tmp: tempfile::TempDir,
         pack: PathBuf,
         signer: SecretKey,
-        entry: LockEntry,
+        entry: Pin,
     }
 
     impl Fixture {
@@ -256,7 +256,7 @@ mod tests {
             fs::write(pack.join("rules/main.cx"), "deny path.write \"/etc/**\"\n").unwrap();
             let signer = SecretKey::generate();
             let digest = tree_digest(&pack).unwrap();
-            let mut entry = LockEntry {
+            let mut entry = Pin {
                 name: "acme-guard".into(),
                 version: "1.2.0".into(),
                 source: "dir:vendor/acme-guard".into(),
@@ -302,7 +302,7 @@ mod tests {
         }
     }
 
-    fn sign_entry(k: &SecretKey, e: &LockEntry) -> String {
+    fn sign_entry(k: &SecretKey, e: &Pin) -> String {
         sign(
             k,
             &signature::payload(&e.name, &e.version, &e.digest, e.sequence),
@@ -352,7 +352,7 @@ mod tests {
         .unwrap();
         let f = fx.facts(&fx.keys(""), None);
         assert_eq!(f.findings, ["digest-mismatch"]);
-        // The signature itself still verified (it covers the lock's digest); the policy
+        // The signature itself still verified (it covers the pinned digest); the policy
         // sees both facts.
         assert!(f.signer.is_some());
     }
@@ -405,7 +405,7 @@ mod tests {
     }
 
     #[test]
-    fn lock_names_one_key_but_another_trusted_key_signed() {
+    fn pin_names_one_key_but_another_trusted_key_signed() {
         // Lookup is by id only: the other trusted key is never tried.
         let mut fx = Fixture::new();
         let other = SecretKey::generate();
@@ -476,7 +476,7 @@ mod tests {
 
     #[test]
     fn metadata_edited_without_re_signing() {
-        let edits: [&dyn Fn(&mut LockEntry); 4] = [
+        let edits: [&dyn Fn(&mut Pin); 4] = [
             &|e| e.version = "1.3.0".into(),
             &|e| e.name = "acme-guards".into(),
             &|e| e.sequence = 6,

@@ -6,8 +6,9 @@
 //! globs of all detectors form one glob set, matched once per file. This is what makes a
 //! scan cost grow with the keywords present, not with the number of detectors.
 
-use super::text::{self, Lines};
-use super::{ChangedFile, Finding, FindingKind};
+use crate::change::ChangedFile;
+use crate::finding::{Finding, FindingKind};
+use crate::text::{self, Lines};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use contextos_core::detector::{CompiledDetector, DetectorKind};
 use globset::{GlobSet, GlobSetBuilder};
@@ -20,7 +21,7 @@ pub const REGEX_SIZE_LIMIT: usize = 1 << 22;
 
 /// Why the detectors could not be prepared (a policy that passed `check` never fails here,
 /// but a scan must not trust that: failing to prepare fails the scan closed).
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum DetectorError {
     #[error("detector `{id}`: {message}")]
     Invalid { id: String, message: String },
@@ -33,10 +34,10 @@ struct Prepared {
     /// and none of `exclude`.
     paths: Vec<usize>,
     exclude: Vec<usize>,
-    regexes: Vec<OnceLock<Result<Regex, String>>>,
-    content: OnceLock<Result<Option<Regex>, String>>,
-    unless_before: OnceLock<Result<Option<Regex>, String>>,
-    skip: OnceLock<Result<Option<Regex>, String>>,
+    regexes: Vec<OnceLock<Result<Regex, DetectorError>>>,
+    content: OnceLock<Result<Option<Regex>, DetectorError>>,
+    unless_before: OnceLock<Result<Option<Regex>, DetectorError>>,
+    skip: OnceLock<Result<Option<Regex>, DetectorError>>,
     allow: BTreeSet<Vec<u8>>,
     stopwords: Vec<Vec<u8>>,
 }
@@ -51,28 +52,31 @@ pub struct Detectors {
     keyword_owners: Vec<Vec<usize>>,
 }
 
-fn compile_regex(pattern: &str, id: &str) -> Result<Regex, String> {
+fn compile_regex(pattern: &str, id: &str) -> Result<Regex, DetectorError> {
     RegexBuilder::new(pattern)
         .size_limit(REGEX_SIZE_LIMIT)
         .build()
-        .map_err(|e| format!("detector `{id}`: {e}"))
+        .map_err(|e| DetectorError::Invalid {
+            id: id.to_string(),
+            message: e.to_string(),
+        })
 }
 
 fn lazy_regex<'a>(
-    cell: &'a OnceLock<Result<Regex, String>>,
+    cell: &'a OnceLock<Result<Regex, DetectorError>>,
     pattern: &str,
     id: &str,
-) -> Result<&'a Regex, String> {
+) -> Result<&'a Regex, DetectorError> {
     cell.get_or_init(|| compile_regex(pattern, id))
         .as_ref()
         .map_err(Clone::clone)
 }
 
 fn lazy_opt_regex<'a>(
-    cell: &'a OnceLock<Result<Option<Regex>, String>>,
+    cell: &'a OnceLock<Result<Option<Regex>, DetectorError>>,
     pattern: Option<&str>,
     id: &str,
-) -> Result<Option<&'a Regex>, String> {
+) -> Result<Option<&'a Regex>, DetectorError> {
     cell.get_or_init(|| pattern.map(|p| compile_regex(p, id)).transpose())
         .as_ref()
         .map(Option::as_ref)
@@ -177,7 +181,7 @@ impl Detectors {
     }
 
     /// Compiles every regex now (for `contextos check`-like validation and benches).
-    pub fn warm(&self) -> Result<(), String> {
+    pub fn warm(&self) -> Result<(), DetectorError> {
         for p in &self.prepared {
             for (cell, pat) in p.regexes.iter().zip(&p.det.patterns) {
                 lazy_regex(cell, pat, &p.det.id)?;
@@ -195,7 +199,11 @@ impl Detectors {
     }
 
     /// Blocked-file findings for a file that is added, modified or renamed to `path`.
-    pub fn blocked_files(&self, file: &ChangedFile, out: &mut Vec<Finding>) -> Result<(), String> {
+    pub fn blocked_files(
+        &self,
+        file: &ChangedFile,
+        out: &mut Vec<Finding>,
+    ) -> Result<(), DetectorError> {
         let matched = self.globs.matches(&file.path);
         for p in self
             .prepared
@@ -233,7 +241,7 @@ impl Detectors {
         content: &[u8],
         added: &[std::ops::Range<usize>],
         out: &mut Vec<Finding>,
-    ) -> Result<(), String> {
+    ) -> Result<(), DetectorError> {
         let Some(ac) = &self.keywords else {
             return Ok(());
         };
@@ -319,7 +327,7 @@ impl Detectors {
         lr: std::ops::Range<usize>,
         at: usize,
         value: &[u8],
-    ) -> Result<Option<Finding>, String> {
+    ) -> Result<Option<Finding>, DetectorError> {
         let d = &p.det;
         let line_text = content.get(lr.clone()).unwrap_or(b"");
         let at_in_line = at.saturating_sub(lr.start);

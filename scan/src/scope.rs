@@ -24,6 +24,15 @@ pub struct ScopeError {
     pub message: String,
 }
 
+/// The scope's globs could not be matched (a size limit while building them); the scan
+/// fails closed on it.
+#[derive(Debug, thiserror::Error)]
+#[error("{source_name}: the scope's globs cannot be matched: {message}")]
+pub struct ScopeMatchError {
+    pub source_name: String,
+    pub message: String,
+}
+
 impl Scope {
     /// Parses `text`; `source` names it in messages (the file's path).
     pub fn parse(text: &str, source: &str) -> Result<Scope, ScopeError> {
@@ -58,8 +67,13 @@ impl Scope {
     }
 
     /// True when `path` is inside the scope. An empty scope allows nothing.
-    pub fn allows(&self, path: &str) -> Result<bool, String> {
-        self.globs.is_match(path)
+    pub fn allows(&self, path: &str) -> Result<bool, ScopeMatchError> {
+        self.globs
+            .is_match(path)
+            .map_err(|message| ScopeMatchError {
+                source_name: self.source.clone(),
+                message,
+            })
     }
 
     pub fn source(&self) -> &str {

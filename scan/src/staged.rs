@@ -8,7 +8,7 @@
 //! content yet and are skipped; submodule gitlinks are reported as touched paths with no
 //! content; symlinks are scanned as their target text.
 
-use super::{Added, ChangeStatus, ChangedFile, EntryKind};
+use crate::change::{Added, ChangeStatus, ChangedFile, EntryKind};
 use gix::bstr::{BStr, ByteSlice};
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -237,7 +237,7 @@ impl StagedChange {
                     Added::All
                 } else {
                     let old = read(old_id)?;
-                    if super::text::is_binary(&old) {
+                    if crate::text::is_binary(&old) {
                         Added::All
                     } else {
                         Added::Lines(added_lines(&old, &content))

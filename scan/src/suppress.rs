@@ -7,7 +7,8 @@
 //! it survives code moving around it. An expired entry is an error, not a silent
 //! re-enable: someone promised to fix it by that date.
 
-use super::{ChangedFile, Finding};
+use crate::change::ChangedFile;
+use crate::finding::Finding;
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -48,11 +49,11 @@ pub fn apply_inline(
     files: &[ChangedFile],
 ) -> (Vec<Finding>, Vec<(Finding, SuppressedBy)>) {
     // Each file's line table is built once, however many findings it has.
-    let by_path: HashMap<&str, (&[u8], super::text::Lines)> = files
+    let by_path: HashMap<&str, (&[u8], crate::text::Lines)> = files
         .iter()
         .filter_map(|f| {
             let content = f.content.as_deref()?;
-            Some((f.path.as_str(), (content, super::text::Lines::new(content))))
+            Some((f.path.as_str(), (content, crate::text::Lines::new(content))))
         })
         .collect();
     let mut kept = Vec::new();
@@ -125,6 +126,20 @@ pub struct Baseline {
 fn line_of(text: &str, offset: usize) -> usize {
     text.get(..offset)
         .map_or(1, |p| p.matches('\n').count() + 1)
+}
+
+/// Today's date in UTC as (year, month, day): the day [`Baseline::parse`] checks expiry
+/// dates against.
+pub fn today_utc() -> (u16, u8, u8) {
+    let date = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date();
+    (
+        // A year before 0 cannot be; if it were, every entry counts as expired.
+        u16::try_from(date.year()).unwrap_or(u16::MAX),
+        u8::try_from(date.month()).unwrap_or(1),
+        u8::try_from(date.day()).unwrap_or(1),
+    )
 }
 
 impl Baseline {
@@ -259,6 +274,17 @@ mod tests {
         assert!(e.message.contains("expired on 2027-01-31"), "{e}");
         // The expiry day itself is still valid.
         assert!(Baseline::parse(&text, "b.toml", (2027, 1, 31)).is_ok());
+    }
+
+    #[test]
+    fn today_is_a_plausible_utc_date() {
+        let (y, m, d) = today_utc();
+        assert!(y >= 2024 && (1..=12).contains(&m) && (1..=31).contains(&d));
+        let old =
+            format!("[[finding]]\nfingerprint = \"{FP}\"\nreason = \"r\"\nexpires = 2000-01-01\n");
+        assert!(Baseline::parse(&old, "b", today_utc()).is_err());
+        let far = old.replace("2000-01-01", "9999-12-31");
+        assert!(Baseline::parse(&far, "b", today_utc()).is_ok());
     }
 
     #[test]

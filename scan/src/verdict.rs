@@ -7,7 +7,7 @@
 //! finding id), for rules about the change rather than a finding. The verdict is the
 //! strongest of them all: `deny` blocks, `ask` needs review, `allow` is advisory.
 
-use super::Finding;
+use crate::finding::Finding;
 use contextos_core::decision::Decision;
 use contextos_core::eval::EvalOptions;
 use contextos_core::policy::PolicySet;

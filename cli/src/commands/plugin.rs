@@ -8,13 +8,13 @@
 //! verified facts, is `allow`. Every later load verifies it again (see `crate::plugins`).
 
 use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::plugins::{self, Checked, LOCK_FILE, PACKS_DIR, SEEN_FILE};
+use crate::plugins::{self, Checked, PACKS_DIR, PINS_FILE, SEEN_FILE};
 use crate::project::Project;
 use crate::{output, Format};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::plugins::digest::{tree_digest, SIGNATURE_FILE};
-use contextos_engine::plugins::lockfile::{self, LockEntry, Lockfile};
+use contextos_engine::plugins::pins::{self, Pin, Pins};
 use contextos_engine::plugins::signature::{self, SecretKey};
 use contextos_engine::plugins::verify::is_exact_semver;
 use contextos_engine::{compile, CompileOptions, PolicySet};
@@ -158,7 +158,7 @@ fn read_manifest(dir: &Path) -> Result<Manifest, String> {
         )
     })?;
     let m: Manifest = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if !lockfile::is_valid_name(&m.name) {
+    if !pins::is_valid_name(&m.name) {
         return Err(format!(
             "{}: `{}` is not a plugin name (lowercase letters, digits and `-`, at most 64, starting with a letter or digit)",
             path.display(),
@@ -319,7 +319,7 @@ fn verify(ctx: &Context, strict: bool) -> u8 {
         })),
         Format::Text | Format::Github | Format::Sarif => {
             if checked.is_empty() {
-                outln!("no plugins are pinned ({LOCK_FILE})");
+                outln!("no plugins are pinned ({PINS_FILE})");
             }
             for c in &checked {
                 print_checked(c);
@@ -334,7 +334,7 @@ fn verify(ctx: &Context, strict: bool) -> u8 {
 }
 
 /// Records the highest sequence accepted per pack, so an older release cannot come back.
-fn raise_seen<'a>(root: &Path, entries: impl Iterator<Item = &'a LockEntry>) -> Result<(), String> {
+fn raise_seen<'a>(root: &Path, entries: impl Iterator<Item = &'a Pin>) -> Result<(), String> {
     let mut seen = plugins::read_seen(root)?;
     let mut changed = false;
     for e in entries {
@@ -695,7 +695,7 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         Ok(d) => d,
         Err(e) => return ctx.fail(&format!("{source}: {e}")),
     };
-    let entry = LockEntry {
+    let entry = Pin {
         name: manifest.name.clone(),
         version: pinned,
         source: src.label(&project.root),
@@ -708,8 +708,8 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
             .map(|s| s.signature.clone())
             .unwrap_or_default(),
     };
-    let lock = match plugins::read_lock(&project.root) {
-        Ok(l) => l.unwrap_or(Lockfile {
+    let lock = match plugins::read_pins(&project.root) {
+        Ok(l) => l.unwrap_or(Pins {
             plugins: Vec::new(),
         }),
         Err(e) => return ctx.fail(&e),
@@ -810,7 +810,7 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         Format::Text | Format::Github | Format::Sarif => {
             print_checked(&installed);
             outln!(
-                "installed into {PACKS_DIR}/{} and pinned in {LOCK_FILE}",
+                "installed into {PACKS_DIR}/{} and pinned in {PINS_FILE}",
                 entry.name
             );
         }
@@ -881,7 +881,7 @@ fn install_steps(
     root: &Path,
     name: &str,
     files: &[(String, Vec<u8>, bool)],
-    lock: &Lockfile,
+    lock: &Pins,
     seen: &BTreeMap<String, u64>,
 ) -> Result<Vec<Step>, String> {
     let base = format!("{PACKS_DIR}/{name}");
@@ -912,8 +912,8 @@ fn install_steps(
     }
     steps.push(Step {
         change: Change::Write {
-            path: LOCK_FILE.to_string(),
-            content: lockfile::render(lock).into_bytes(),
+            path: PINS_FILE.to_string(),
+            content: pins::render(lock).into_bytes(),
             mode: 0o644,
         },
         precondition: Precondition::Any,

@@ -5,10 +5,9 @@
 //! file could stand in for it. A missing binary blocks the commit.
 
 pub mod block;
-pub mod location;
 
 use block::{BlockError, Installed, Removal};
-use location::{HookLocation, LocateError};
+use contextos_engine::scan::repo::{self as location, HookLocation, LocateError};
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::PermissionsExt as _;

@@ -1,4 +1,9 @@
-//! Where git looks for the `pre-commit` hook, found the way git finds it.
+//! Finding the repository and where git runs its hooks, for `contextos hook install`.
+//!
+//! This crate is the workspace's only git reader: the staged scan ([`crate::staged`]) and
+//! this lookup both go through gix, so no other crate links it.
+//!
+//! Where git looks for the `pre-commit` hook is found the way git finds it.
 //!
 //! Git runs `$(core.hooksPath)/pre-commit` when `core.hooksPath` is set anywhere in the
 //! configuration stack (system, global, `includeIf`, local, worktree, environment), and
@@ -82,16 +87,18 @@ pub fn locate(start: &Path) -> Result<HookLocation, LocateError> {
     let configured = config
         .trusted_path(KEY)
         .map_err(|e| LocateError::Config(e.to_string()))?;
+    // gix reports an empty value as no path at all, so look at the raw value first.
+    if config.string(KEY).is_some_and(|v| v.is_empty())
+        || configured
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+    {
+        return Err(LocateError::Empty);
+    }
     // gix hides values from files it does not trust; git (past its safe.directory check)
     // would use them, so a hidden value means we do not know where the hook is.
     if configured.is_none() && config.string(KEY).is_some() {
         return Err(LocateError::Untrusted);
-    }
-    if configured
-        .as_ref()
-        .is_some_and(|p| p.as_os_str().is_empty())
-    {
-        return Err(LocateError::Empty);
     }
     let common_dir = absolute(repo.common_dir(), repo.current_dir());
     let common_dir = common_dir.canonicalize().unwrap_or(common_dir);
@@ -119,5 +126,61 @@ fn absolute(p: &Path, cwd: &Path) -> PathBuf {
         p.to_path_buf()
     } else {
         cwd.join(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use std::process::Command;
+
+    /// `git` with no user or system configuration, so only the repository's own counts.
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    fn repo() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap().join("work");
+        std::fs::create_dir(&root).unwrap();
+        git(&root, &["init", "-q"]);
+        (tmp, root)
+    }
+
+    #[test]
+    fn a_relative_hooks_path_is_in_the_working_tree() {
+        let (_tmp, root) = repo();
+        git(&root, &["config", "core.hooksPath", "tools/hooks"]);
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let loc = locate(&root.join("sub")).unwrap();
+        assert_eq!(loc.workdir, root);
+        assert_eq!(loc.hooks_dir, root.join("tools/hooks"));
+        assert_eq!(loc.hook, root.join("tools/hooks/pre-commit"));
+        assert!(loc.per_worktree() && loc.in_working_tree() && !loc.worktrees);
+    }
+
+    #[test]
+    fn an_empty_hooks_path_is_refused() {
+        let (_tmp, root) = repo();
+        git(&root, &["config", "core.hooksPath", ""]);
+        let r = locate(&root);
+        assert!(matches!(r, Err(LocateError::Empty)), "{r:?}");
+    }
+
+    #[test]
+    fn a_bare_repository_runs_no_pre_commit_hook() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "-q", "--bare", "b.git"]);
+        let e = locate(&tmp.path().join("b.git")).unwrap_err();
+        assert!(matches!(e, LocateError::Bare { .. }), "{e}");
     }
 }
