@@ -10,7 +10,8 @@
 use super::{Context, EXIT_FINDINGS, EXIT_OK};
 use crate::policy_cache::{self, Loaded};
 use crate::scan_report::{self, Report};
-use contextos_engine::effects::decision_log;
+use contextos_engine::effects::clock;
+use contextos_engine::effects::user_key::UserKey;
 use contextos_engine::scan::{self, detect::Detectors, scope::Scope, staged, suppress};
 use contextos_engine::Effect;
 use std::path::{Path, PathBuf};
@@ -44,15 +45,7 @@ pub struct Args {
 
 /// Today's date in UTC as (year, month, day), for baseline expiry.
 fn today_utc() -> (u16, u8, u8) {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = decision_log::civil_from_days(secs / 86_400);
-    (
-        u16::try_from(y).unwrap_or(u16::MAX),
-        u8::try_from(m).unwrap_or(1),
-        u8::try_from(d).unwrap_or(1),
-    )
+    clock::today_utc()
 }
 
 fn resolve(root: &Path, p: &Path) -> PathBuf {
@@ -131,8 +124,8 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
     };
 
-    let user_key = decision_log::default_key_path().and_then(|p| decision_log::user_key(&p).ok());
-    let policy = match policy_cache::load(&project, user_key.as_ref().map(|k| &k[..])) {
+    let user_key = UserKey::load_or_create_default();
+    let policy = match policy_cache::load(&project, user_key.as_ref()) {
         Ok(Loaded::Ready { set, .. }) => set,
         Ok(Loaded::Invalid(out)) => {
             crate::output::eprint_diagnostics(&out, false);
