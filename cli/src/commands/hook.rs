@@ -325,7 +325,7 @@ fn log(
         key_path: user_key::default_path(),
         rotate_bytes: ROTATE_BYTES,
         now: None,
-        lock_timeout: LOG_LOCK_WAIT,
+        guard_timeout: LOG_LOCK_WAIT,
     };
     decision_log::append(&root.join(".contextos/state"), &rec, &opts)
         .map(|_| ())

@@ -28,9 +28,9 @@ pub struct LogOptions {
     pub rotate_bytes: u64,
     /// RFC 3339 time to record instead of the clock (tests, replays). Written verbatim.
     pub now: Option<String>,
-    /// How long a writer waits for the log lock. A hook answers on every tool call and
+    /// How long a writer waits for the append guard. A hook answers on every tool call and
     /// must not wait behind a stuck holder past the agent's own timeout.
-    pub lock_timeout: Duration,
+    pub guard_timeout: Duration,
 }
 
 impl Default for LogOptions {
@@ -39,7 +39,7 @@ impl Default for LogOptions {
             key_path: user_key::default_path(),
             rotate_bytes: DEFAULT_ROTATE_BYTES,
             now: None,
-            lock_timeout: GUARD_TIMEOUT,
+            guard_timeout: GUARD_TIMEOUT,
         }
     }
 }
@@ -52,7 +52,7 @@ pub fn append(
     opts: &LogOptions,
 ) -> Result<LoggedRecord, LogError> {
     std::fs::create_dir_all(state_dir).map_err(io(state_dir))?;
-    let _lock = AppendGuard::acquire(state_dir, opts.lock_timeout)?;
+    let _guard = AppendGuard::acquire(state_dir, opts.guard_timeout)?;
     let key = opts
         .key_path
         .as_deref()
@@ -139,7 +139,7 @@ pub fn append(
 /// edited or out of chain — move such a log aside instead. Returns the record count.
 pub fn reseal(state_dir: &Path, opts: &LogOptions) -> Result<u64, LogError> {
     std::fs::create_dir_all(state_dir).map_err(io(state_dir))?;
-    let _lock = AppendGuard::acquire(state_dir, opts.lock_timeout)?;
+    let _guard = AppendGuard::acquire(state_dir, opts.guard_timeout)?;
     let key = opts
         .key_path
         .as_deref()

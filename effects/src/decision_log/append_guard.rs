@@ -73,7 +73,7 @@ impl AppendGuard {
             }
             let waited = start.elapsed();
             if waited >= timeout {
-                return Err(LogError::LockTimeout { path, waited });
+                return Err(LogError::GuardTimeout { path, waited });
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(5));

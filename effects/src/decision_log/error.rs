@@ -12,8 +12,8 @@ pub enum LogError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: timed out after {waited:?} waiting for the decision-log lock")]
-    LockTimeout { path: PathBuf, waited: Duration },
+    #[error("{path}: timed out after {waited:?} waiting for the decision-log append guard")]
+    GuardTimeout { path: PathBuf, waited: Duration },
     #[error("{path}: {reason}")]
     Corrupt { path: PathBuf, reason: String },
     #[error("{path}: {reason}; refusing to extend a decision log whose tail cannot be trusted (verify it, then reseal it deliberately)")]

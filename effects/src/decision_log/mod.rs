@@ -8,8 +8,8 @@
 //! * `decisions.<seq>.jsonl` — sealed segments; `<seq>` is the segment's first `seq`,
 //!   zero-padded to 12 digits, so names sort in log order.
 //! * `decisions.head` — `{"seq":N,"hash":"<64 hex>","mac":"<64 hex or empty>"}` + `\n`:
-//!   the last record's `seq` and `hash`. Replaced atomically (temp, fsync, rename,
-//!   directory fsync) after every append.
+//!   the last record's `seq` and `hash`, padded to a fixed size. Created whole through
+//!   [`crate::atomic_write`], then overwritten in place after every append (see `head`).
 //! * `decisions.lock` — the append guard: empty; `flock`ed exclusively around every
 //!   append (and shared by [`verify`] and [`tail`], so they never see half an append).
 //!   Never renamed or deleted, so every process locks the same inode.

@@ -12,7 +12,7 @@ pub fn tail(state_dir: &Path, n: usize) -> Result<Vec<LoggedRecord>, LogError> {
     if n == 0 {
         return Ok(Vec::new());
     }
-    let _lock = AppendGuard::shared(state_dir)?;
+    let _guard = AppendGuard::shared(state_dir)?;
     let mut files: Vec<PathBuf> = list_segments(state_dir)?
         .into_iter()
         .map(|(_, p)| p)

@@ -39,7 +39,7 @@ fn opts(f: &Fixture, rotate_bytes: u64) -> LogOptions {
         key_path: Some(f.key.clone()),
         rotate_bytes,
         now: Some(NOW.to_string()),
-        lock_timeout: GUARD_TIMEOUT,
+        guard_timeout: GUARD_TIMEOUT,
     }
 }
 

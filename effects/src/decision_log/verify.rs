@@ -187,7 +187,7 @@ impl Walk {
 /// here) names the last record. I/O failures are errors; everything about the content
 /// is reported as a [`Problem`].
 pub fn verify(state_dir: &Path, key_path: Option<&Path>) -> Result<VerifyReport, LogError> {
-    let _lock = AppendGuard::shared(state_dir)?;
+    let _guard = AppendGuard::shared(state_dir)?;
     let head_path = state_dir.join(HEAD_FILE);
     let mut report = VerifyReport::default();
     let mut head_problems = Vec::new();
