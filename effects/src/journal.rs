@@ -131,7 +131,7 @@ pub enum JournalError {
     #[error("{path} appears twice in one transaction")]
     Duplicate { path: String },
     #[error(transparent)]
-    Lock(#[from] super::project_lock::ProjectLockError),
+    ProjectLock(#[from] super::project_lock::ProjectLockError),
     #[error("journal {txid}: {why}")]
     Corrupt { txid: String, why: String },
 }

@@ -9,14 +9,14 @@ use regex::Regex;
 use serde_json::Value;
 use std::sync::{LazyLock, OnceLock};
 
-pub(super) struct Mask {
+struct Mask {
     triggers: &'static [&'static str],
-    pub(super) source: String,
+    source: String,
     /// `None` inside only if the pattern failed to compile.
     re: OnceLock<Option<Regex>>,
 }
 
-pub(super) static MASKS: LazyLock<Vec<Mask>> = LazyLock::new(|| {
+static MASKS: LazyLock<Vec<Mask>> = LazyLock::new(|| {
     mask_sources()
         .into_iter()
         .map(|(triggers, source)| Mask {
@@ -33,7 +33,7 @@ fn contains_secret_name(lower: &str) -> bool {
 }
 
 /// A shell variable reference names a secret without containing it.
-pub(super) fn is_var_ref(s: &str) -> bool {
+fn is_var_ref(s: &str) -> bool {
     let Some(name) = s.strip_prefix('$') else {
         return false;
     };
@@ -50,12 +50,12 @@ pub(super) fn is_var_ref(s: &str) -> bool {
 
 /// A key or variable named like a secret. Non-ASCII text counts as one: Unicode case
 /// folding (`ſ`, `K`) could spell a name that ASCII comparison misses.
-pub(super) fn is_secret_name(s: &str) -> bool {
+fn is_secret_name(s: &str) -> bool {
     !s.is_ascii() || contains_secret_name(&s.to_ascii_lowercase())
 }
 
 /// `--password`, `-api-key`, `--GITHUB_TOKEN`: a flag whose name holds a secret name.
-pub(super) fn is_secret_flag(s: &str) -> bool {
+fn is_secret_flag(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("--").or_else(|| s.strip_prefix('-')) else {
         return false;
     };
@@ -234,4 +234,57 @@ fn mask_after(prev: &str, s: &str) -> Option<String> {
         return Some(mask_whole(s));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn patterns_compile_and_name_rules_hold() {
+        for m in MASKS.iter() {
+            assert!(Regex::new(&m.source).is_ok(), "{}", m.source);
+        }
+        assert!(is_var_ref("$GITHUB_TOKEN") && is_var_ref("${A_1}") && !is_var_ref("$1x"));
+        assert!(
+            is_secret_flag("--api-key")
+                && is_secret_flag("-PASSWORD")
+                && !is_secret_flag("--force")
+        );
+        assert!(is_secret_name("GITHUB_TOKEN") && !is_secret_name("session"));
+    }
+
+    #[test]
+    fn masks_are_correlatable_and_ordinary_text_is_untouched() {
+        let a = mask_secrets("DB_PASSWORD=hunter2hunter2 ./a");
+        let b = mask_secrets("other --password hunter2hunter2");
+        let c = mask_secrets("DB_PASSWORD=somethingelse1 ./a");
+        let tag = &sha256_hex(b"hunter2hunter2")[..8];
+        assert_eq!(a, format!("DB_PASSWORD=****{tag} ./a"));
+        assert_eq!(b, format!("other --password ****{tag}"));
+        assert_ne!(a, c);
+        // A token inside an assignment keeps its kind and the same tag as on its own.
+        let token = "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5";
+        let alone = mask_secrets(token);
+        assert!(alone.starts_with("ghp_****"));
+        assert_eq!(
+            mask_secrets(&format!("GITHUB_TOKEN={token}")),
+            format!("GITHUB_TOKEN={alone}")
+        );
+        for ordinary in [
+            "cargo test --release",
+            "rm -rf target",
+            "git commit -m 'fix the risk-assessment-framework-handling'",
+            "The basic idea is simple",
+            "ls -la /tmp && echo done",
+            "TOKEN=$GITHUB_TOKEN make",
+            "curl -H \"Authorization: Bearer ${API_TOKEN}\" https://x",
+            "https://example.com/path?q=1",
+            "sort -u names.txt",
+            "",
+        ] {
+            assert_eq!(mask_secrets(ordinary), ordinary);
+        }
+    }
 }

@@ -158,7 +158,7 @@ pub(super) fn repair_torn_tail(active: &Path) -> Result<(), LogError> {
 }
 
 pub(super) fn sync_dir(dir: &Path) -> Result<(), LogError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+    crate::atomic_write::sync_dir(dir).map_err(io(dir))
 }
 
 pub(super) fn read_records(path: &Path) -> Result<Vec<LoggedRecord>, LogError> {
