@@ -134,7 +134,7 @@ pub fn append(
 }
 
 /// Re-signs the head over the log as it now stands: the explicit, human step after
-/// [`verify`] found a head problem (lost head, key introduced or replaced) and someone
+/// [`verify`](super::verify()) found a head problem (lost head, key introduced or replaced) and someone
 /// decided the records are to be trusted. Refuses while any *record* is malformed,
 /// edited or out of chain — move such a log aside instead. Returns the record count.
 pub fn reseal(state_dir: &Path, opts: &LogOptions) -> Result<u64, LogError> {

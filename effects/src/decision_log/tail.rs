@@ -7,7 +7,7 @@ use super::segments::{list_segments, read_records, ACTIVE_FILE};
 use std::path::{Path, PathBuf};
 
 /// The last `n` records across segments, oldest first. Parses but does not verify (that
-/// is [`verify`]'s job); an unterminated final line is an uncommitted write and skipped.
+/// is [`verify`](super::verify())'s job); an unterminated final line is an uncommitted write and skipped.
 pub fn tail(state_dir: &Path, n: usize) -> Result<Vec<LoggedRecord>, LogError> {
     if n == 0 {
         return Ok(Vec::new());
