@@ -9,6 +9,8 @@
 //! from source. A cache is never a reason to trust a policy the sources do not contain.
 
 use crate::project::{Project, ProjectError};
+use contextos_engine::effects::atomic_write::{self, Publish};
+use contextos_engine::effects::user_key::UserKey;
 use contextos_engine::snapshot::SNAPSHOT_FORMAT;
 use contextos_engine::{compile, CompileOptions, CompileOutput, PolicySet, PolicySource};
 use hmac::{Hmac, Mac};
@@ -100,21 +102,19 @@ fn binary_identity() -> String {
 
 /// The cache's own MAC key, derived from the user key so a MAC made for one purpose
 /// (the decision log's head) can never stand in for another.
-fn cache_mac(user_key: &[u8]) -> Result<Hmac<Sha256>, String> {
-    let mut d = Hmac::<Sha256>::new_from_slice(user_key).map_err(|e| e.to_string())?;
-    d.update(b"contextos policy cache v1");
-    let derived = d.finalize().into_bytes();
+fn cache_mac(user_key: &UserKey) -> Result<Hmac<Sha256>, String> {
+    let derived = user_key.derive(b"contextos policy cache v1");
     Hmac::<Sha256>::new_from_slice(&derived).map_err(|e| e.to_string())
 }
 
-fn mac(user_key: &[u8], key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
+fn mac(user_key: &UserKey, key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
     let mut m = cache_mac(user_key).ok()?;
     m.update(key);
     m.update(payload);
     Some(m.finalize().into_bytes().into())
 }
 
-fn read_cache(path: &Path, key: &[u8; 32], user_key: &[u8]) -> Result<PolicySet, String> {
+fn read_cache(path: &Path, key: &[u8; 32], user_key: &UserKey) -> Result<PolicySet, String> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("no cache yet".into()),
@@ -146,7 +146,7 @@ fn read_cache(path: &Path, key: &[u8; 32], user_key: &[u8]) -> Result<PolicySet,
 fn write_cache(
     path: &Path,
     key: &[u8; 32],
-    user_key: &[u8],
+    user_key: &UserKey,
     set: &PolicySet,
 ) -> Result<(), String> {
     let payload = set.to_snapshot().map_err(|e| e.to_string())?;
@@ -160,15 +160,14 @@ fn write_cache(
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     // Hooks run concurrently: each writes its own temporary file and renames it over the
     // cache, so a reader sees either the old or the new file, never a mix.
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
-    std::io::Write::write_all(&mut tmp, &bytes).map_err(|e| e.to_string())?;
-    tmp.persist(path).map_err(|e| e.to_string())?;
-    Ok(())
+    atomic_write::write(path, &bytes, 0o600, Publish::Replace)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Loads the project's policy set for a hook: from the cache when it is valid, from
 /// source otherwise (glob sets compile lazily either way).
-pub fn load(project: &Project, user_key: Option<&[u8]>) -> Result<Loaded, ProjectError> {
+pub fn load(project: &Project, user_key: Option<&UserKey>) -> Result<Loaded, ProjectError> {
     let base = project.base_sources()?;
     let names = project.pinned_plugins()?;
     if names.is_empty() {
@@ -189,7 +188,7 @@ fn load_sources(
     project: &Project,
     sources: &[PolicySource],
     file: &str,
-    user_key: Option<&[u8]>,
+    user_key: Option<&UserKey>,
 ) -> Result<Loaded, ProjectError> {
     let path = project.root.join(file);
     let key = key(project, sources);

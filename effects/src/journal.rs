@@ -21,8 +21,9 @@
 //! just another crash. After recovery, every file of a transaction is old or every file
 //! is new, and no temp or backup file remains.
 
-use super::lock::LockGuard;
-use super::safe_fs::{sha256_hex, temp_name, SafeFsError, SafeRoot};
+use super::atomic_write::temp_name;
+use super::project_lock::ProjectLockGuard;
+use super::safe_fs::{sha256_hex, SafeFsError, SafeRoot};
 use serde::{Deserialize, Serialize};
 
 pub const JOURNAL_DIR: &str = ".contextos/state/journal";
@@ -130,7 +131,7 @@ pub enum JournalError {
     #[error("{path} appears twice in one transaction")]
     Duplicate { path: String },
     #[error(transparent)]
-    Lock(#[from] super::lock::LockError),
+    ProjectLock(#[from] super::project_lock::ProjectLockError),
     #[error("journal {txid}: {why}")]
     Corrupt { txid: String, why: String },
 }
@@ -194,7 +195,7 @@ fn tx_path(txid: &str, name: &str) -> String {
 /// Applies `steps` as one transaction. The caller holds the project lock.
 pub fn commit(
     root: &SafeRoot,
-    lock: &LockGuard,
+    lock: &ProjectLockGuard,
     steps: &[Step],
     failpoint: &mut dyn FnMut(Failpoint),
 ) -> Result<Committed, JournalError> {
@@ -288,7 +289,7 @@ pub fn commit(
 /// Steps 4–6 of the protocol: stage, fenced and re-checked apply, commit record.
 fn stage_apply_commit(
     root: &SafeRoot,
-    lock: &LockGuard,
+    lock: &ProjectLockGuard,
     steps: &[Step],
     intent: &Intent,
     failpoint: &mut dyn FnMut(Failpoint),
@@ -435,7 +436,7 @@ pub fn status(root: &SafeRoot) -> Result<Vec<Pending>, JournalError> {
 }
 
 /// Finishes or undoes every interrupted transaction. The caller holds the project lock.
-pub fn recover(root: &SafeRoot, _lock: &LockGuard) -> Result<Vec<Pending>, JournalError> {
+pub fn recover(root: &SafeRoot, _lock: &ProjectLockGuard) -> Result<Vec<Pending>, JournalError> {
     let pending = status(root)?;
     for p in &pending {
         let intent = read_intent(root, &p.txid)?;

@@ -13,6 +13,7 @@
 //! Paths given here must already be canonical (see [`contextos_core::canon`]); this module
 //! re-checks that and never interprets `..`.
 
+use crate::atomic_write::{self, temp_name, Publish};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -47,6 +48,13 @@ fn from_errno(path: &str, e: Errno) -> SafeFsError {
         Errno::ISDIR => fail("path.is-directory", path, "the path is a directory"),
         Errno::NOENT => fail("path.not-found", path, "no such file or directory"),
         other => fail("path.io", path, other.to_string()),
+    }
+}
+
+fn from_io(path: &str, e: &std::io::Error) -> SafeFsError {
+    match Errno::from_io_error(e) {
+        Some(errno) => from_errno(path, errno),
+        None => fail("path.io", path, e.to_string()),
     }
 }
 
@@ -216,10 +224,11 @@ impl SafeRoot {
         }
     }
 
-    /// Replaces (or creates) `rel` with `bytes`: a temp file created exclusively in the
-    /// target's own directory, fsynced, renamed over the target relative to the same
-    /// directory handle, then the directory fsynced. The mode of an existing file is
-    /// kept; a new file gets `new_mode`.
+    /// Replaces (or creates) `rel` with `bytes` through [`atomic_write`], in the
+    /// directory handle the beneath-the-root check produced: a temp file created
+    /// exclusively beside the target, fsynced, renamed over the target once it is checked
+    /// not to be a link, directory or hard-linked file, then the directory fsynced. The
+    /// mode of an existing file is kept; a new file gets `new_mode`.
     pub fn write_atomic(&self, rel: &str, bytes: &[u8], new_mode: u32) -> Result<(), SafeFsError> {
         let tmp = temp_name(rel, &uuid::Uuid::new_v4().simple().to_string());
         self.stage(rel, &tmp, bytes, new_mode)?;
@@ -239,25 +248,7 @@ impl SafeRoot {
     ) -> Result<(), SafeFsError> {
         let (dir, name) = self.parent(rel, true)?;
         let mode = self.inspect(&dir, &name, rel)?.map_or(new_mode, |i| i.mode);
-        let fd = rustix::fs::openat(
-            &dir,
-            tmp,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(mode),
-        )
-        .map_err(|e| from_errno(rel, e))?;
-        let result = (|| -> Result<(), SafeFsError> {
-            rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| from_errno(rel, e))?;
-            let mut file = std::fs::File::from(fd);
-            std::io::Write::write_all(&mut file, bytes)
-                .map_err(|e| fail("path.io", rel, e.to_string()))?;
-            file.sync_all()
-                .map_err(|e| fail("path.io", rel, e.to_string()))
-        })();
-        if result.is_err() {
-            let _ = rustix::fs::unlinkat(&dir, tmp, rustix::fs::AtFlags::empty());
-        }
-        result
+        atomic_write::stage(&dir, tmp, bytes, mode).map_err(|e| from_io(rel, &e))
     }
 
     /// Renames the staged `tmp` over `rel` relative to one directory handle, after
@@ -265,8 +256,9 @@ impl SafeRoot {
     pub fn rename_into_place(&self, rel: &str, tmp: &str) -> Result<(), SafeFsError> {
         let (dir, name) = self.parent(rel, false)?;
         self.inspect(&dir, &name, rel)?;
-        rustix::fs::renameat(&dir, tmp, &dir, name.as_str()).map_err(|e| from_errno(rel, e))?;
-        rustix::fs::fsync(&dir).map_err(|e| from_errno(rel, e))
+        atomic_write::publish(&dir, tmp, &name, Publish::Replace)
+            .map(|_| ())
+            .map_err(|e| from_io(rel, &e))
     }
 
     /// Removes the regular file `rel` (absent is fine) and fsyncs its directory.
@@ -312,18 +304,9 @@ impl SafeRoot {
     }
 }
 
-/// The name of a temp file for `rel`, unique per `tag` (a transaction id or a uuid).
-pub fn temp_name(rel: &str, tag: &str) -> String {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    // Keep names short enough for NAME_MAX even for long targets.
-    let short: String = name.chars().take(100).collect();
-    format!(".{short}.ctx-{tag}.tmp")
-}
-
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(sha2::Sha256::digest(bytes))
 }
 
 const OPENAT2_RETRIES: u32 = 128;

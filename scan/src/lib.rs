@@ -9,8 +9,9 @@
 //! scan over worker threads; [`verdict`] asks the policy set's `commit` rules what each
 //! finding means. [`repo`] finds the repository and the directory git runs hooks from,
 //! for `contextos hook install`. [`text`] holds the byte-level helpers (lines, binary
-//! sniffing, fingerprints). Only `staged` and `repo` read the host (through gix) and
-//! [`suppress::today_utc`] the clock; everything else works on the bytes it is given.
+//! sniffing, fingerprints). Only `staged` and `repo` read the host (through gix); the
+//! clock is the caller's (baseline expiry takes today's date as an argument), and
+//! everything else works on the bytes it is given.
 //!
 //! This file only declares modules and re-exports the names callers use most.
 

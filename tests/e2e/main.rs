@@ -489,9 +489,9 @@ fn lock_status_reports_free_and_the_last_holder() {
     let r = contextos(p.path(), &["lock", "status"]);
     assert_eq!(r.code, 0);
     assert_eq!(r.stdout.trim(), "free; never taken");
-    let guard = contextos_engine::effects::lock::acquire(
+    let guard = contextos_engine::effects::project_lock::acquire(
         p.path(),
-        &contextos_engine::effects::lock::AcquireOptions {
+        &contextos_engine::effects::project_lock::AcquireOptions {
             timeout: std::time::Duration::from_secs(5),
             command: "e2e".into(),
         },

@@ -293,7 +293,7 @@ pub(crate) fn commit_steps(
     lock_timeout: u64,
     command: &str,
 ) -> Result<journal::Committed, String> {
-    use contextos_engine::effects::lock::{acquire, AcquireOptions};
+    use contextos_engine::effects::project_lock::{acquire, AcquireOptions};
     let opts = AcquireOptions {
         timeout: Duration::from_secs(lock_timeout),
         command: command.to_string(),

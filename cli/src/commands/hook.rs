@@ -11,6 +11,7 @@ use crate::hook::judge::{judge, Judgement, Place};
 use crate::policy_cache::{self, Loaded};
 use crate::project::Project;
 use contextos_engine::effects::decision_log::{self, DecisionRecord, LogOptions};
+use contextos_engine::effects::user_key::{self, UserKey};
 use contextos_engine::emit::protocol::{
     parse_event, render, render_failure, Action, Agent, Answer, Rendered,
 };
@@ -158,8 +159,8 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     };
     // Without a user key the cache is bypassed (compiled from source every time), never
     // trusted unauthenticated.
-    let user_key = decision_log::default_key_path().and_then(|p| decision_log::user_key(&p).ok());
-    let set = match policy_cache::load(&project, user_key.as_ref().map(|k| &k[..])) {
+    let user_key = UserKey::load_or_create_default();
+    let set = match policy_cache::load(&project, user_key.as_ref()) {
         Ok(Loaded::Ready { set, status, note }) => {
             if opts.trace {
                 eprintln!(
@@ -321,10 +322,10 @@ fn log(
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
     };
     let opts = LogOptions {
-        key_path: decision_log::default_key_path(),
+        key_path: user_key::default_path(),
         rotate_bytes: ROTATE_BYTES,
         now: None,
-        lock_timeout: LOG_LOCK_WAIT,
+        guard_timeout: LOG_LOCK_WAIT,
     };
     decision_log::append(&root.join(".contextos/state"), &rec, &opts)
         .map(|_| ())

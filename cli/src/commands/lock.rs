@@ -2,7 +2,7 @@
 
 use super::{Context, EXIT_OK};
 use crate::{output, Format};
-use contextos_engine::effects::lock::status;
+use contextos_engine::effects::project_lock::status;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

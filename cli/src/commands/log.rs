@@ -3,6 +3,7 @@
 use super::{Context, EXIT_FINDINGS, EXIT_OK};
 use crate::{output, Format};
 use contextos_engine::effects::decision_log::{self, LogOptions, LoggedRecord};
+use contextos_engine::effects::user_key;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -89,7 +90,7 @@ fn tail_line(r: &LoggedRecord) -> String {
 }
 
 fn verify(ctx: &Context, dir: &std::path::Path, anchors: &[String]) -> u8 {
-    let key = decision_log::default_key_path();
+    let key = user_key::default_path();
     let mut report = match decision_log::verify(dir, key.as_deref()) {
         Ok(r) => r,
         Err(e) => return ctx.fail(&e.to_string()),

@@ -40,8 +40,8 @@ impl Context {
         root: &std::path::Path,
         command: &str,
         timeout: std::time::Duration,
-    ) -> Result<contextos_engine::effects::lock::LockGuard, u8> {
-        use contextos_engine::effects::lock::{acquire, AcquireOptions};
+    ) -> Result<contextos_engine::effects::project_lock::ProjectLockGuard, u8> {
+        use contextos_engine::effects::project_lock::{acquire, AcquireOptions};
         let opts = AcquireOptions {
             timeout,
             command: command.to_string(),

@@ -10,7 +10,8 @@
 use super::{Context, EXIT_FINDINGS, EXIT_OK};
 use crate::policy_cache::{self, Loaded};
 use crate::scan_report::{self, Report};
-use contextos_engine::effects::decision_log;
+use contextos_engine::effects::clock;
+use contextos_engine::effects::user_key::UserKey;
 use contextos_engine::scan::{self, detect::Detectors, scope::Scope, staged, suppress};
 use contextos_engine::Effect;
 use std::path::{Path, PathBuf};
@@ -102,7 +103,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                 .unwrap_or(&baseline_path)
                 .display()
                 .to_string();
-            match suppress::Baseline::parse(&text, &name, suppress::today_utc()) {
+            match suppress::Baseline::parse(&text, &name, clock::today_utc()) {
                 Ok(b) => b,
                 Err(e) => return ctx.fail(&e.to_string()),
             }
@@ -118,8 +119,8 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
     };
 
-    let user_key = decision_log::default_key_path().and_then(|p| decision_log::user_key(&p).ok());
-    let policy = match policy_cache::load(&project, user_key.as_ref().map(|k| &k[..])) {
+    let user_key = UserKey::load_or_create_default();
+    let policy = match policy_cache::load(&project, user_key.as_ref()) {
         Ok(Loaded::Ready { set, .. }) => set,
         Ok(Loaded::Invalid(out)) => {
             crate::output::eprint_diagnostics(&out, false);

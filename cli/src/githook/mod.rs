@@ -7,8 +7,8 @@
 pub mod block;
 
 use block::{BlockError, Installed, Removal};
+use contextos_engine::effects::atomic_write::{self, Publish};
 use contextos_engine::scan::repo::{self as location, HookLocation, LocateError};
-use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -308,26 +308,13 @@ fn project_rel(project: &Path, loc: &HookLocation) -> Result<PathBuf, HookError>
         })
 }
 
-/// Replaces `path` with `bytes` through a temporary file in the same directory: a reader
-/// (git starting a commit) sees the old hook or the new one, never a torn one, and the
-/// rename replaces a link swapped in meanwhile instead of writing through it.
+/// Replaces `path` with `bytes` through [`atomic_write`]: a reader (git starting a
+/// commit) sees the old hook or the new one, never a torn one, and the rename replaces
+/// a link swapped in meanwhile instead of writing through it.
 fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".pre-commit.contextos-")
-        .tempfile_in(dir)
-        .map_err(|e| HookError::io(dir, e))?;
-    tmp.write_all(bytes)
-        .map_err(|e| HookError::io(tmp.path(), e))?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|e| HookError::io(tmp.path(), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| HookError::io(tmp.path(), e))?;
-    tmp.persist(path)
-        .map_err(|e| HookError::io(path, e.error))?;
-    sync_dir(dir)
+    atomic_write::write(path, bytes, mode, Publish::Replace)
+        .map(|_| ())
+        .map_err(|e| HookError::io(path, e))
 }
 
 fn sync_dir(dir: &Path) -> Result<(), HookError> {

@@ -64,7 +64,7 @@ impl Capture {
             bytes: self.total,
             kept: self.kept.len() as u64,
             truncated: self.total > self.kept.len() as u64,
-            sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
+            sha256: hex::encode(digest),
         }
     }
 }

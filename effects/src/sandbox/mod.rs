@@ -4,8 +4,8 @@
 //! One job per module:
 //! - [`profile`] (pure): the stdlib floor, named profiles and `with sandbox { … }`
 //!   obligations, merged so that a profile can only tighten;
-//! - [`spec`] (pure, feature `sandbox`): the container request with every hardening field;
-//! - [`runner`] (I/O, feature `sandbox`): bollard — image resolution, create, attach,
+//! - `spec` (pure, feature `docker`): the container request with every hardening field;
+//! - `runner` (I/O, feature `docker`): bollard — image resolution, create, attach,
 //!   stream, wait, kill and remove;
 //! - [`capture`] (pure): byte-capped output with a hash over everything;
 //! - [`workspace`] (host files): the per-run snapshot, the output area and the results

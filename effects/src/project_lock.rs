@@ -1,30 +1,31 @@
-//! `ProjectMutationLock`: one writer per project.
+//! The project lock: one writer per project.
 //!
 //! An exclusive OS file lock (`flock`/`LockFileEx` through `std::fs::File::try_lock`) on
 //! `.contextos/state/lock`, a file that is never deleted or renamed, opened close-on-exec
 //! (Rust's default) so a spawned command cannot keep it alive. The kernel releases the
 //! lock when the holder dies, so there is no stale-lock guessing.
 //!
-//! Every acquisition writes `.contextos/state/lock.json` (temp + fsync + rename +
-//! directory fsync) with a fresh UUID v4 token and a **fencing generation** one higher
+//! Every acquisition writes `.contextos/state/lock.json` through
+//! [`crate::atomic_write`] (removing the temp file of a holder killed mid-write) with a
+//! fresh UUID v4 token and a **fencing generation** one higher
 //! than the last. Mutations re-check the generation and token under the lock
-//! ([`LockGuard::verify_fence`]) and the journal records the generation.
+//! ([`ProjectLockGuard::verify_fence`]) and the journal records the generation.
 //!
 //! Decisions: the lock is **not re-entrant** — a second acquire of the same project by
 //! the same process is an error, never a deadlock; where the file system cannot lock
 //! (or is a network file system whose lock semantics differ) we refuse to mutate.
 
+use crate::atomic_write::{self, Publish};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Who holds (or last held) the lock, as recorded in `lock.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LockState {
+pub struct ProjectLockState {
     pub token: String,
     pub generation: u64,
     pub pid: u32,
@@ -40,7 +41,7 @@ pub struct LockState {
     pub tool_version: String,
 }
 
-impl std::fmt::Display for LockState {
+impl std::fmt::Display for ProjectLockState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -51,7 +52,7 @@ impl std::fmt::Display for LockState {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum LockError {
+pub enum ProjectLockError {
     #[error("timed out after {waited:?} waiting for the project lock held by {holder}")]
     Timeout { waited: Duration, holder: String },
     #[error("this process already holds the project lock for {0}; the lock is not re-entrant")]
@@ -73,12 +74,17 @@ pub enum LockError {
     },
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LockError + '_ {
-    move |source| LockError::Io {
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProjectLockError + '_ {
+    move |source| ProjectLockError::Io {
         path: path.to_path_buf(),
         source,
     }
 }
+
+const STATE_FILE: &str = "lock.json";
+/// `lock.json` as `OpenOptions::create_new` made it before the shared helper: readable by
+/// all, since it names the holder and holds no secret.
+const STATE_MODE: u32 = 0o644;
 
 /// Roots whose lock this process holds (re-entrancy detection).
 static HELD: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
@@ -90,18 +96,18 @@ fn held() -> std::sync::MutexGuard<'static, Option<HashSet<PathBuf>>> {
 
 /// Where the lock and its state live for a project.
 #[derive(Debug, Clone)]
-pub struct LockPaths {
+pub struct ProjectLockPaths {
     pub dir: PathBuf,
     pub lock: PathBuf,
     pub state: PathBuf,
 }
 
-impl LockPaths {
+impl ProjectLockPaths {
     pub fn for_project(root: &Path) -> Self {
         let dir = root.join(".contextos").join("state");
-        LockPaths {
+        ProjectLockPaths {
             lock: dir.join("lock"),
-            state: dir.join("lock.json"),
+            state: dir.join(STATE_FILE),
             dir,
         }
     }
@@ -125,36 +131,36 @@ impl Default for AcquireOptions {
 
 /// The held lock. Dropping it releases the lock.
 #[derive(Debug)]
-pub struct LockGuard {
+pub struct ProjectLockGuard {
     file: File,
     key: PathBuf,
-    paths: LockPaths,
-    state: LockState,
+    paths: ProjectLockPaths,
+    state: ProjectLockState,
 }
 
-impl LockGuard {
+impl ProjectLockGuard {
     pub fn generation(&self) -> u64 {
         self.state.generation
     }
     pub fn token(&self) -> &str {
         &self.state.token
     }
-    pub fn state(&self) -> &LockState {
+    pub fn state(&self) -> &ProjectLockState {
         &self.state
     }
 
     /// Re-reads the lock state and checks that it still names this holder.
-    pub fn verify_fence(&self) -> Result<(), LockError> {
+    pub fn verify_fence(&self) -> Result<(), ProjectLockError> {
         match read_state(&self.paths.state)? {
             Some(s) if s.generation == self.state.generation && s.token == self.state.token => {
                 Ok(())
             }
-            Some(s) => Err(LockError::Fenced {
+            Some(s) => Err(ProjectLockError::Fenced {
                 mine: self.state.generation,
                 found: s.generation,
                 found_token: s.token,
             }),
-            None => Err(LockError::Fenced {
+            None => Err(ProjectLockError::Fenced {
                 mine: self.state.generation,
                 found: 0,
                 found_token: String::new(),
@@ -163,7 +169,7 @@ impl LockGuard {
     }
 }
 
-impl Drop for LockGuard {
+impl Drop for ProjectLockGuard {
     fn drop(&mut self) {
         // Closing the file releases the lock anyway; unlocking first makes it immediate
         // even if something still holds a duplicate of the descriptor.
@@ -176,10 +182,10 @@ impl Drop for LockGuard {
 
 /// What `contextos lock status` reports.
 #[derive(Debug, Clone, Serialize)]
-pub struct LockStatus {
+pub struct ProjectLockStatus {
     pub held: bool,
     /// The current holder when held, otherwise the last one.
-    pub state: Option<LockState>,
+    pub state: Option<ProjectLockState>,
 }
 
 /// Acquires the project lock, waiting up to `opts.timeout`. `on_wait` is called once,
@@ -187,21 +193,21 @@ pub struct LockStatus {
 pub fn acquire(
     root: &Path,
     opts: &AcquireOptions,
-    on_wait: &mut dyn FnMut(Option<&LockState>),
-) -> Result<LockGuard, LockError> {
-    let paths = LockPaths::for_project(root);
+    on_wait: &mut dyn FnMut(Option<&ProjectLockState>),
+) -> Result<ProjectLockGuard, ProjectLockError> {
+    let paths = ProjectLockPaths::for_project(root);
     std::fs::create_dir_all(&paths.dir).map_err(io(&paths.dir))?;
     let key = std::fs::canonicalize(&paths.dir).map_err(io(&paths.dir))?;
     {
         let mut guard = held();
         let set = guard.get_or_insert_with(HashSet::new);
         if !set.insert(key.clone()) {
-            return Err(LockError::Reentrant(root.to_path_buf()));
+            return Err(ProjectLockError::Reentrant(root.to_path_buf()));
         }
     }
     let result = acquire_file(&paths, opts, on_wait);
     match result {
-        Ok((file, state)) => Ok(LockGuard {
+        Ok((file, state)) => Ok(ProjectLockGuard {
             file,
             key,
             paths,
@@ -217,10 +223,10 @@ pub fn acquire(
 }
 
 fn acquire_file(
-    paths: &LockPaths,
+    paths: &ProjectLockPaths,
     opts: &AcquireOptions,
-    on_wait: &mut dyn FnMut(Option<&LockState>),
-) -> Result<(File, LockState), LockError> {
+    on_wait: &mut dyn FnMut(Option<&ProjectLockState>),
+) -> Result<(File, ProjectLockState), ProjectLockError> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -243,7 +249,7 @@ fn acquire_file(
                 }
                 let waited = start.elapsed();
                 if waited >= opts.timeout {
-                    return Err(LockError::Timeout {
+                    return Err(ProjectLockError::Timeout {
                         waited,
                         holder: holder
                             .map_or_else(|| "another process".to_string(), |h| h.to_string()),
@@ -253,16 +259,18 @@ fn acquire_file(
                 pause = (pause * 2).min(Duration::from_millis(50));
             }
             Err(TryLockError::Error(e)) => {
-                return Err(LockError::Unsupported {
+                return Err(ProjectLockError::Unsupported {
                     path: paths.lock.clone(),
                     reason: e.to_string(),
                 })
             }
         }
     }
-    // Under the lock: the previous state decides the next generation.
+    // Under the lock: the previous state decides the next generation, and a temp file
+    // of a holder killed while writing the state is stale (only a holder writes it).
     let previous = read_state(&paths.state)?;
-    let state = LockState {
+    atomic_write::remove_stale_temps(&paths.dir, STATE_FILE).map_err(io(&paths.dir))?;
+    let state = ProjectLockState {
         token: uuid::Uuid::new_v4().to_string(),
         generation: previous.map_or(0, |p| p.generation).saturating_add(1),
         pid: std::process::id(),
@@ -281,12 +289,12 @@ fn acquire_file(
 
 /// Reports whether the lock is held (without taking it for longer than a probe) and
 /// the recorded holder.
-pub fn status(root: &Path) -> Result<LockStatus, LockError> {
-    let paths = LockPaths::for_project(root);
+pub fn status(root: &Path) -> Result<ProjectLockStatus, ProjectLockError> {
+    let paths = ProjectLockPaths::for_project(root);
     let file = match File::open(&paths.lock) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(LockStatus {
+            return Ok(ProjectLockStatus {
                 held: false,
                 state: None,
             })
@@ -300,24 +308,24 @@ pub fn status(root: &Path) -> Result<LockStatus, LockError> {
         }
         Err(TryLockError::WouldBlock) => true,
         Err(TryLockError::Error(e)) => {
-            return Err(LockError::Unsupported {
+            return Err(ProjectLockError::Unsupported {
                 path: paths.lock.clone(),
                 reason: e.to_string(),
             })
         }
     };
-    Ok(LockStatus {
+    Ok(ProjectLockStatus {
         held,
         state: read_state(&paths.state)?,
     })
 }
 
-fn read_state(path: &Path) -> Result<Option<LockState>, LockError> {
+fn read_state(path: &Path) -> Result<Option<ProjectLockState>, ProjectLockError> {
     match std::fs::read(path) {
         Ok(bytes) => {
             serde_json::from_slice(&bytes)
                 .map(Some)
-                .map_err(|e| LockError::CorruptState {
+                .map_err(|e| ProjectLockError::CorruptState {
                     path: path.to_path_buf(),
                     reason: e.to_string(),
                 })
@@ -327,28 +335,20 @@ fn read_state(path: &Path) -> Result<Option<LockState>, LockError> {
     }
 }
 
-/// temp file in the same directory + fsync + rename + directory fsync.
-fn write_state(paths: &LockPaths, state: &LockState) -> Result<(), LockError> {
-    let tmp = paths.dir.join(format!("lock.json.{}.tmp", state.token));
-    let bytes = serde_json::to_vec_pretty(state).map_err(|e| LockError::CorruptState {
+/// Replaced whole through [`atomic_write`], so a reader (another contender, `lock
+/// status`) sees the previous holder or this one, never half of either.
+fn write_state(paths: &ProjectLockPaths, state: &ProjectLockState) -> Result<(), ProjectLockError> {
+    let bytes = serde_json::to_vec_pretty(state).map_err(|e| ProjectLockError::CorruptState {
         path: paths.state.clone(),
         reason: e.to_string(),
     })?;
-    let write = || -> std::io::Result<()> {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &paths.state)?;
-        File::open(&paths.dir)?.sync_all()
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(&paths.state)(e)
-    })
+    atomic_write::write(&paths.state, &bytes, STATE_MODE, Publish::Replace)
+        .map(|_| ())
+        .map_err(io(&paths.state))
 }
 
 #[cfg(target_os = "linux")]
-fn refuse_network_fs(file: &File, path: &Path) -> Result<(), LockError> {
+fn refuse_network_fs(file: &File, path: &Path) -> Result<(), ProjectLockError> {
     // statfs magic numbers of file systems whose rename/fsync/lock guarantees differ.
     const NETWORK: &[(i64, &str)] = &[
         (0x6969, "NFS"),
@@ -367,7 +367,7 @@ fn refuse_network_fs(file: &File, path: &Path) -> Result<(), LockError> {
     #[allow(clippy::unnecessary_cast)]
     let magic = (fs.f_type as i64) & 0xFFFF_FFFF;
     match NETWORK.iter().find(|(m, _)| *m == magic) {
-        Some((_, name)) => Err(LockError::Unsupported {
+        Some((_, name)) => Err(ProjectLockError::Unsupported {
             path: path.to_path_buf(),
             reason: format!("{name} is a network file system"),
         }),
@@ -376,7 +376,7 @@ fn refuse_network_fs(file: &File, path: &Path) -> Result<(), LockError> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn refuse_network_fs(_file: &File, _path: &Path) -> Result<(), LockError> {
+fn refuse_network_fs(_file: &File, _path: &Path) -> Result<(), ProjectLockError> {
     Ok(())
 }
 

@@ -4,9 +4,9 @@
 //! every file is new, and no temp, backup or journal file is left.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use contextos_engine::effects::journal::{self, Change, Failpoint, Precondition, Step};
-use contextos_engine::effects::lock::{acquire, AcquireOptions};
-use contextos_engine::effects::safe_fs::SafeRoot;
+use contextos_effects::journal::{self, Change, Failpoint, Precondition, Step};
+use contextos_effects::project_lock::{acquire, AcquireOptions};
+use contextos_effects::safe_fs::SafeRoot;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -262,7 +262,7 @@ fn sigkill_at_random_moments_never_tears_a_transaction() {
     random_kill_trials(25);
 }
 
-/// The soak: `CTX_SOAK_TRIALS=1000 cargo test --release -p contextos-engine --test journal -- --ignored soak`.
+/// The soak: `CTX_SOAK_TRIALS=1000 cargo test --release -p contextos-effects --test journal -- --ignored soak`.
 #[test]
 #[ignore = "long soak; run explicitly"]
 fn soak_random_kills() {

@@ -2,7 +2,7 @@
 //! links and a concurrent symlink swap.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use contextos_engine::effects::safe_fs::SafeRoot;
+use contextos_effects::safe_fs::SafeRoot;
 use std::os::unix::fs::{symlink, PermissionsExt};
 
 struct Fixture {
@@ -25,9 +25,7 @@ fn fixture() -> Fixture {
     }
 }
 
-fn code(
-    r: Result<impl std::fmt::Debug, contextos_engine::effects::safe_fs::SafeFsError>,
-) -> &'static str {
+fn code(r: Result<impl std::fmt::Debug, contextos_effects::safe_fs::SafeFsError>) -> &'static str {
     match r {
         Ok(v) => panic!("expected a refusal, got {v:?}"),
         Err(e) => e.code,

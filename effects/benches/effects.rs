@@ -2,9 +2,9 @@
 //! fsynced state write that advances the fencing generation).
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use contextos_engine::effects::journal::{self, Change, Precondition, Step};
-use contextos_engine::effects::lock::{acquire, AcquireOptions};
-use contextos_engine::effects::safe_fs::SafeRoot;
+use contextos_effects::journal::{self, Change, Precondition, Step};
+use contextos_effects::project_lock::{acquire, AcquireOptions};
+use contextos_effects::safe_fs::SafeRoot;
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::io::Write as _;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! is a separate OS process holding its own file descriptor.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use contextos_engine::effects::lock::{acquire, status, AcquireOptions, LockError};
+use contextos_effects::project_lock::{acquire, status, AcquireOptions, ProjectLockError};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -179,7 +179,7 @@ fn a_killed_holder_releases_the_lock_and_the_generation_moves_on() {
     // Busy: a short acquire times out and names the holder.
     let mut waited_for = None;
     let err = acquire(root, &opts(150), &mut |h| waited_for = h.map(|h| h.pid)).unwrap_err();
-    assert!(matches!(err, LockError::Timeout { .. }), "{err}");
+    assert!(matches!(err, ProjectLockError::Timeout { .. }), "{err}");
     assert!(
         err.to_string().contains(&format!("pid {}", child.id())),
         "{err}"
@@ -198,7 +198,10 @@ fn the_lock_is_not_reentrant_within_a_process() {
     let dir = tempfile::tempdir().unwrap();
     let first = acquire(dir.path(), &opts(1_000), &mut |_| {}).unwrap();
     let again = acquire(dir.path(), &opts(1_000), &mut |_| {});
-    assert!(matches!(again, Err(LockError::Reentrant(_))), "{again:?}");
+    assert!(
+        matches!(again, Err(ProjectLockError::Reentrant(_))),
+        "{again:?}"
+    );
     // Another project is independent.
     let other = tempfile::tempdir().unwrap();
     let second = acquire(other.path(), &opts(1_000), &mut |_| {}).unwrap();
@@ -220,7 +223,7 @@ fn fencing_detects_a_state_that_names_someone_else() {
     std::fs::write(&state_path, serde_json::to_vec(&v).unwrap()).unwrap();
     assert!(matches!(
         guard.verify_fence(),
-        Err(LockError::Fenced { .. })
+        Err(ProjectLockError::Fenced { .. })
     ));
 }
 
@@ -231,7 +234,10 @@ fn corrupt_state_fails_closed() {
     std::fs::create_dir_all(&state_dir).unwrap();
     std::fs::write(state_dir.join("lock.json"), "{ not json").unwrap();
     let err = acquire(dir.path(), &opts(1_000), &mut |_| {}).unwrap_err();
-    assert!(matches!(err, LockError::CorruptState { .. }), "{err}");
+    assert!(
+        matches!(err, ProjectLockError::CorruptState { .. }),
+        "{err}"
+    );
     // The failed attempt did not leave this process marked as holder.
     std::fs::remove_file(state_dir.join("lock.json")).unwrap();
     assert_eq!(
