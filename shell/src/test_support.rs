@@ -85,18 +85,50 @@ pub(crate) fn show(f: &FileEffects) -> Vec<String> {
         .collect()
 }
 
-/// Known effects, no `unknown`.
+/// Checks a case file of the file model, one command per line (split on blanks, `#`
+/// starts a comment line): `CMD => EFFECTS` expects exactly these effects and no
+/// `unknown`; `CMD =>? EFFECTS` expects these effects and `unknown`. EFFECTS are
+/// `w:PATH` and `d:PATH`, space-separated, in order. Every failing line is reported.
 #[track_caller]
-pub(crate) fn known(line: &str, expected: &[&str]) {
-    let f = fx(line);
-    assert_eq!(show(&f), expected, "{line}");
-    assert!(!f.unknown, "{line}: unexpectedly unknown");
+pub(crate) fn check_cases(cases: &str) {
+    let mut failures = Vec::new();
+    for (n, case) in cases.lines().enumerate() {
+        let case = case.trim();
+        if case.is_empty() || case.starts_with('#') {
+            continue;
+        }
+        let (line, expected, want_unknown) = match case.split_once(" =>") {
+            Some((line, rest)) => match rest.strip_prefix('?') {
+                Some(rest) => (line, rest, true),
+                None => (line, rest, false),
+            },
+            None => panic!("case line {} has no `=>`: {case}", n + 1),
+        };
+        let f = fx(line);
+        let expected: Vec<&str> = expected.split_whitespace().collect();
+        if show(&f) != expected || f.unknown != want_unknown {
+            failures.push(format!(
+                "line {}: {line}: got {:?} unknown={}, expected {expected:?} unknown={want_unknown}",
+                n + 1,
+                show(&f),
+                f.unknown
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `unknown`, with these effects.
-#[track_caller]
-pub(crate) fn unknown(line: &str, expected: &[&str]) {
-    let f = fx(line);
-    assert_eq!(show(&f), expected, "{line}");
-    assert!(f.unknown, "{line}: expected unknown");
+/// One test per case file of `cases/` beside the calling file (see [`check_cases`]).
+macro_rules! case_files {
+    ($($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            $crate::test_support::check_cases(include_str!(concat!(
+                "cases/",
+                stringify!($name),
+                ".cases"
+            )));
+        }
+    )*};
 }
+pub(crate) use case_files;

@@ -118,30 +118,5 @@ pub(super) fn unzip(args: &[String], out: &mut Out) {
 mod tests {
     use crate::test_support::*;
 
-    #[test]
-    fn archives() {
-        unknown("tar -xf a.tar", &[]);
-        unknown("tar xzf a.tgz", &[]);
-        unknown("tar -xf a.tar -C dir", &["w:dir"]);
-        unknown("tar xzf a.tgz -C .contextos", &["w:.contextos"]);
-        unknown("tar -x -f a.tar --directory=d", &["w:d"]);
-        unknown("tar -xf a.tar member", &["w:member"]);
-        unknown("tar -xf a.tar -C . --transform s,^,.contextos/,", &["w:."]);
-        unknown("tar -xf a.tar --one-top-level=.contextos -C d", &["w:d"]);
-        unknown("tar -xPf a.tar -C d", &["w:d"]);
-        known("tar -xOf a.tar member", &[]);
-        known("tar -czf out.tgz src", &["w:out.tgz"]);
-        known("tar cf out.tar src", &["w:out.tar"]);
-        known("tar --create --file out.tar src", &["w:out.tar"]);
-        known("tar -cf - src", &[]);
-        known("tar -cf a.tar --remove-files x", &["w:a.tar", "d:x"]);
-        unknown("tar -xf a.tar --to-command=sh", &[]);
-        unknown("unzip a.zip", &[]);
-        unknown("unzip -o a.zip -d out", &["w:out"]);
-        known("unzip -p a.zip f", &[]);
-        unknown("cpio -idv", &[]);
-        known("cpio -it", &[]);
-        known("cpio -o -F out.cpio", &["w:out.cpio"]);
-        known("cpio -pdm dest", &["w:dest"]);
-    }
+    case_files!(archives);
 }

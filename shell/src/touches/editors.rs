@@ -197,36 +197,5 @@ pub(super) fn word_options_editor(name: &str, args: &[String], out: &mut Out) ->
 mod tests {
     use crate::test_support::*;
 
-    #[test]
-    fn editors() {
-        known("vim .github/hooks/x.json", &["w:.github/hooks/x.json"]);
-        known("vim -O a b", &["w:a", "w:b"]);
-        known("vim -O2 -R +10 a", &["w:a"]);
-        known("vim +/foo -u NONE -- -a", &["w:-a"]);
-        known("vim -i NONE f", &["w:f"]);
-        known("vim -w keys f", &["w:keys", "w:f"]);
-        known("nvim f:12:3", &["w:f"]);
-        unknown("vim -c wq f", &["w:f"]);
-        unknown("vim +wq f", &["w:f"]);
-        unknown("vim -es f", &["w:f"]);
-        unknown("vim --cmd x f", &["w:f"]);
-        unknown("ex f", &["w:f"]);
-        unknown("ed -s f", &["w:f"]);
-        known("nano -T 4 f", &["w:f"]);
-        known("nano +3,2 f", &["w:f"]);
-        known("pico f", &["w:f"]);
-        known("emacs -nw -Q f", &["w:f"]);
-        known("emacs --file=f -T title g", &["w:f", "w:g"]);
-        unknown("emacs --chdir d g", &["w:g"]);
-        unknown("emacs --batch f --eval (save-buffer)", &["w:f"]);
-        known("code -g f:10", &["w:f"]);
-        known("code --user-data-dir d f", &["w:f"]);
-        known("subl -n f", &["w:f"]);
-        known("micro f", &["w:f"]);
-        known("hx --log l f", &["w:l", "w:f"]);
-        known("helix -c cfg f", &["w:f"]);
-        known("kak -ui curses f", &["w:f"]);
-        unknown("kak -e q f", &["w:f"]);
-        known("joe f", &["w:f"]);
-    }
+    case_files!(editors);
 }

@@ -151,32 +151,5 @@ fn git_config(args: &[String], out: &mut Out) {
 mod tests {
     use crate::test_support::*;
 
-    #[test]
-    fn git_subcommands() {
-        known("git rm --cached -r dir", &["d:dir"]);
-        known("git rm -- -f", &["d:-f"]);
-        known("git -C sub rm x /abs", &["d:sub/x", "d:/abs"]);
-        known("git -C a -C b rm x", &["d:a/b/x"]);
-        known("git -c core.x=1 --no-pager rm x", &["d:x"]);
-        unknown("git rm '*.policy'", &["d:'*.policy'"]);
-        unknown("git rm --pathspec-from-file=list", &[]);
-        known("git mv a b", &["d:a", "w:b"]);
-        known(
-            "git checkout -- .contextos/policies/x.policy",
-            &["w:.contextos/policies/x.policy"],
-        );
-        known("git checkout HEAD~1 -- f g", &["w:f", "w:g"]);
-        known("git checkout -b feature", &[]);
-        known("git checkout f", &["w:f"]);
-        known("git restore --source HEAD f", &["w:f"]);
-        known("git restore -s HEAD -- f", &["w:f"]);
-        unknown("git restore :/", &["w::/"]);
-        unknown("git clean -fdx", &[]);
-        known("git clean -f -- build", &["d:build"]);
-        known("git config --file .gitmodules a.b c", &["w:.gitmodules"]);
-        known("git config -f x.cfg --unset a.b", &["w:x.cfg"]);
-        known("git config -f x.cfg --get a.b", &[]);
-        known("git config --file=x set a.b c", &["w:x"]);
-        unknown("git --work-tree=/w rm x", &["d:x"]);
-    }
+    case_files!(git_subcommands);
 }

@@ -83,38 +83,5 @@ pub(super) fn wget(args: &[String], out: &mut Out) {
 mod tests {
     use crate::test_support::*;
 
-    #[test]
-    fn network_and_crypto() {
-        known(
-            "curl -sSL -o .claude/settings.json https://x",
-            &["w:.claude/settings.json"],
-        );
-        known("curl --output f https://x", &["w:f"]);
-        known("curl -H -o -o f https://x", &["w:f"]);
-        known("curl --head -o f https://x", &["w:f"]);
-        known("curl -o- https://x", &[]);
-        known(
-            "curl --output-dir .claude -o settings.json u",
-            &["w:.claude/settings.json"],
-        );
-        known("curl -D h -c jar u", &["w:h", "w:jar"]);
-        unknown("curl -O https://x/settings.json", &[]);
-        unknown("curl -sLO https://x/y", &[]);
-        known("wget -O f https://x", &["w:f"]);
-        known("wget -qO- https://x", &[]);
-        known("wget -nv -O f u", &["w:f"]);
-        unknown("wget https://x/f", &[]);
-        known("wget --spider u", &[]);
-        known(
-            "ssh-keygen -t ed25519 -N x -f .git/k",
-            &["w:.git/k", "w:.git/k.pub"],
-        );
-        known("ssh-keygen -R host -f known_hosts", &["w:known_hosts"]);
-        unknown("ssh-keygen -t ed25519", &[]);
-        known("openssl genrsa -out key.pem 2048", &["w:key.pem"]);
-        known(
-            "openssl req -new -keyout k -out c -subj /CN=x",
-            &["w:k", "w:c"],
-        );
-    }
+    case_files!(network_and_crypto);
 }
