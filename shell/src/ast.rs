@@ -66,6 +66,16 @@ pub(crate) struct Compound {
     pub(crate) redirs: Vec<Redir>,
 }
 
+impl Compound {
+    /// A compound command that is just one command list (`{ …; }`, `( … )`).
+    pub(crate) fn of(list: List) -> Self {
+        Compound {
+            lists: vec![list],
+            ..Compound::default()
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Redir {
     pub(crate) kind: RedirKind,

@@ -114,6 +114,32 @@ struct EmitCtx<'x> {
     stdin: &'x [StdinScript],
 }
 
+/// Where the walk is: the here-document bodies of the script being walked and the
+/// nesting depth, passed together to every step.
+#[derive(Debug, Clone, Copy)]
+struct At<'b> {
+    bodies: &'b [Option<Word>],
+    depth: usize,
+}
+
+impl At<'_> {
+    /// One level deeper.
+    fn deeper(self) -> Self {
+        At {
+            depth: self.depth + 1,
+            ..self
+        }
+    }
+
+    /// Fails past [`MAX_DEPTH`].
+    fn check(self) -> Res<()> {
+        if self.depth > MAX_DEPTH {
+            return Err(too_deep());
+        }
+        Ok(())
+    }
+}
+
 /// Context inherited by the commands inside a construct.
 #[derive(Debug, Clone, Default)]
 struct Inherit {
@@ -176,7 +202,14 @@ impl Walker {
         }
         let mut shared = Shared::default();
         let list = parse(text, base, depth, &mut shared)?;
-        self.walk_list(&list, inh, &shared.bodies, depth)
+        self.walk_list(
+            &list,
+            inh,
+            At {
+                bodies: &shared.bodies,
+                depth,
+            },
+        )
     }
 
     fn push(&mut self, cmd: SimpleCommand) -> Res<()> {
@@ -194,16 +227,8 @@ impl Walker {
         Ok(())
     }
 
-    fn walk_list(
-        &mut self,
-        list: &List,
-        inh: &Inherit,
-        bodies: &[Option<Word>],
-        depth: usize,
-    ) -> Res<()> {
-        if depth > MAX_DEPTH {
-            return Err(too_deep());
-        }
+    fn walk_list(&mut self, list: &List, inh: &Inherit, at: At<'_>) -> Res<()> {
+        at.check()?;
         for p in list {
             let mut upstream = inh.piped_from.clone();
             let last = p.cmds.len().saturating_sub(1);
@@ -216,8 +241,8 @@ impl Walker {
                 let start = self.out.len();
                 let timed: &[String] = if i == 0 { &p.timed } else { &[] };
                 match cmd {
-                    Command::Simple(s) => self.walk_simple(s, &ci, timed, bodies, depth)?,
-                    Command::Compound(c) => self.walk_compound(c, &ci, bodies, depth)?,
+                    Command::Simple(s) => self.walk_simple(s, &ci, timed, at)?,
+                    Command::Compound(c) => self.walk_compound(c, &ci, at)?,
                 }
                 if i < last {
                     upstream.extend(basenames(self.out.get(start..).unwrap_or_default()));
@@ -227,59 +252,39 @@ impl Walker {
         Ok(())
     }
 
-    fn walk_sub(
-        &mut self,
-        sub: &Sub,
-        inh: &Inherit,
-        bodies: &[Option<Word>],
-        depth: usize,
-    ) -> Res<Vec<String>> {
+    fn walk_sub(&mut self, sub: &Sub, inh: &Inherit, at: At<'_>) -> Res<Vec<String>> {
         let before = self.out.len();
-        self.walk_list(&sub.list, inh, bodies, depth + 1)?;
+        self.walk_list(&sub.list, inh, at.deeper())?;
         Ok(basenames(self.out.get(before..).unwrap_or_default()))
     }
 
     /// Walks the substitutions of redirections (not `>(…)`), returning the
     /// basenames of the commands that feed standard input.
-    fn walk_redir_subs(
-        &mut self,
-        redirs: &[Redir],
-        inh: &Inherit,
-        bodies: &[Option<Word>],
-        depth: usize,
-    ) -> Res<Vec<String>> {
+    fn walk_redir_subs(&mut self, redirs: &[Redir], inh: &Inherit, at: At<'_>) -> Res<Vec<String>> {
         let mut feed = Vec::new();
         for r in redirs {
             if r.kind != RedirKind::HereDoc {
                 for sub in &r.target.subs {
                     if sub.kind != SubKind::ProcOut {
-                        let names = self.walk_sub(sub, inh, bodies, depth)?;
+                        let names = self.walk_sub(sub, inh, at)?;
                         if r.kind == RedirKind::HereString || sub.kind == SubKind::ProcIn {
                             feed.extend(names);
                         }
                     }
                 }
             }
-            if let Some(Some(body)) = r.heredoc.and_then(|id| bodies.get(id)) {
+            if let Some(Some(body)) = r.heredoc.and_then(|id| at.bodies.get(id)) {
                 for sub in &body.subs {
-                    feed.extend(self.walk_sub(sub, inh, bodies, depth)?);
+                    feed.extend(self.walk_sub(sub, inh, at)?);
                 }
             }
         }
         Ok(feed)
     }
 
-    fn walk_compound(
-        &mut self,
-        c: &Compound,
-        inh: &Inherit,
-        bodies: &[Option<Word>],
-        depth: usize,
-    ) -> Res<()> {
-        let depth = depth + 1;
-        if depth > MAX_DEPTH {
-            return Err(too_deep());
-        }
+    fn walk_compound(&mut self, c: &Compound, inh: &Inherit, at: At<'_>) -> Res<()> {
+        let at = at.deeper();
+        at.check()?;
         let mut ci = inh.clone();
         for r in &c.redirs {
             if r.kind == RedirKind::Write && !is_procsub_target(&r.target) {
@@ -290,17 +295,17 @@ impl Walker {
             }
         }
         let saved = std::mem::take(&mut self.out);
-        let res = self.walk_redir_subs(&c.redirs, inh, bodies, depth);
+        let res = self.walk_redir_subs(&c.redirs, inh, at);
         let pre = std::mem::replace(&mut self.out, saved);
         ci.piped_from.extend(res?);
         let start = self.out.len();
         for w in &c.words {
             for sub in &w.subs {
-                self.walk_sub(sub, &ci, bodies, depth)?;
+                self.walk_sub(sub, &ci, at)?;
             }
         }
         for l in &c.lists {
-            self.walk_list(l, &ci, bodies, depth)?;
+            self.walk_list(l, &ci, at)?;
         }
         let names = basenames(self.out.get(start..).unwrap_or_default());
         self.out.extend(pre);
@@ -308,20 +313,13 @@ impl Walker {
         po.piped_from.extend(names);
         for r in &c.redirs {
             for sub in r.target.subs.iter().filter(|s| s.kind == SubKind::ProcOut) {
-                self.walk_sub(sub, &po, bodies, depth)?;
+                self.walk_sub(sub, &po, at)?;
             }
         }
         Ok(())
     }
 
-    fn walk_simple(
-        &mut self,
-        s: &Simple,
-        inh: &Inherit,
-        timed: &[String],
-        bodies: &[Option<Word>],
-        depth: usize,
-    ) -> Res<()> {
+    fn walk_simple(&mut self, s: &Simple, inh: &Inherit, timed: &[String], at: At<'_>) -> Res<()> {
         let mut argv = Vec::new();
         let mut dyns = Vec::new();
         if !s.words.is_empty() {
@@ -361,7 +359,7 @@ impl Walker {
             writes_dynamic: inh.writes_dynamic,
         };
         let saved = std::mem::take(&mut self.out);
-        let res = self.walk_word_subs(s, &sub_inh, bodies, depth);
+        let res = self.walk_word_subs(s, &sub_inh, at);
         let pre = std::mem::replace(&mut self.out, saved);
         let feed = res?;
 
@@ -375,7 +373,7 @@ impl Walker {
                 .first()
                 .or(s.redirs.first().map(|r| &r.target))
                 .map_or(0, |w| w.start);
-            let stdin = stdin_scripts(&s.redirs, bodies);
+            let stdin = stdin_scripts(&s.redirs, at.bodies);
             let cmd = SimpleCommand {
                 dynamic: extra_dynamic || dyns.iter().any(|d| *d),
                 argv,
@@ -388,7 +386,7 @@ impl Walker {
                 offset,
                 stdin: &stdin,
             };
-            self.emit(cmd, &dyns, ctx, depth)?;
+            self.emit(cmd, &dyns, ctx, at.depth)?;
         }
         let names = basenames(self.out.get(start..).unwrap_or_default());
         self.out.extend(pre);
@@ -399,7 +397,7 @@ impl Walker {
         let targets = s.redirs.iter().map(|r| &r.target);
         for w in words.chain(targets) {
             for sub in w.subs.iter().filter(|s| s.kind == SubKind::ProcOut) {
-                self.walk_sub(sub, &po, bodies, depth)?;
+                self.walk_sub(sub, &po, at)?;
             }
         }
         Ok(())
@@ -407,23 +405,17 @@ impl Walker {
 
     /// Walks the substitutions of a simple command's assignments, words and
     /// redirections (not `>(…)`), returning the basenames feeding its stdin.
-    fn walk_word_subs(
-        &mut self,
-        s: &Simple,
-        inh: &Inherit,
-        bodies: &[Option<Word>],
-        depth: usize,
-    ) -> Res<Vec<String>> {
+    fn walk_word_subs(&mut self, s: &Simple, inh: &Inherit, at: At<'_>) -> Res<Vec<String>> {
         let mut feed = Vec::new();
         for w in s.assigns.iter().chain(&s.words) {
             for sub in w.subs.iter().filter(|s| s.kind != SubKind::ProcOut) {
-                let names = self.walk_sub(sub, inh, bodies, depth)?;
+                let names = self.walk_sub(sub, inh, at)?;
                 if sub.kind == SubKind::ProcIn {
                     feed.extend(names);
                 }
             }
         }
-        feed.extend(self.walk_redir_subs(&s.redirs, inh, bodies, depth)?);
+        feed.extend(self.walk_redir_subs(&s.redirs, inh, at)?);
         Ok(feed)
     }
 

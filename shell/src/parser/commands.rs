@@ -171,10 +171,7 @@ impl Parser<'_, '_> {
         self.pos += 1;
         let list = self.body_list()?;
         self.expect_keyword("}")?;
-        Ok(Compound {
-            lists: vec![list],
-            ..Compound::default()
-        })
+        Ok(Compound::of(list))
     }
 
     pub(super) fn subshell(&mut self) -> Res<Compound> {
@@ -189,19 +186,22 @@ impl Parser<'_, '_> {
             return self.err_unexpected();
         }
         self.pos += 1;
-        Ok(Compound {
-            lists: vec![list],
-            ..Compound::default()
-        })
+        Ok(Compound::of(list))
     }
 
-    pub(super) fn arith_command(&mut self) -> Res<Compound> {
+    /// At `((`: the arithmetic up to `))`, as one dynamic word of its source text.
+    fn arith_word(&mut self) -> Res<Word> {
         let start = self.pos;
         self.pos += 2;
         let mut w = Word::new(self.base + start);
         self.arith_body(&mut w, b')')?;
         w.text = self.slice(start, self.pos)?.to_string();
         w.dynamic = true;
+        Ok(w)
+    }
+
+    pub(super) fn arith_command(&mut self) -> Res<Compound> {
+        let mut w = self.arith_word()?;
         w.plain = false;
         Ok(Compound {
             words: vec![w],
@@ -270,12 +270,7 @@ impl Parser<'_, '_> {
         self.skip_blanks();
         let mut c = Compound::default();
         if is_for && self.starts_with("((") {
-            let start = self.pos;
-            self.pos += 2;
-            let mut w = Word::new(self.base + start);
-            self.arith_body(&mut w, b')')?;
-            w.text = self.slice(start, self.pos)?.to_string();
-            w.dynamic = true;
+            let w = self.arith_word()?;
             c.words.push(w);
             self.skip_blanks();
             if self.peek() == Some(b';') {
@@ -425,13 +420,19 @@ impl Parser<'_, '_> {
         }
         self.skip_blanks();
         if self.peek() == Some(b'(') {
-            self.pos += 1;
-            self.skip_blanks();
-            if self.peek() != Some(b')') {
-                return self.err("expected ')' in function definition");
-            }
-            self.pos += 1;
+            return self.empty_parens_then_body();
         }
+        self.function_body()
+    }
+
+    /// At the `(` of a function definition: `)` must follow, then the body.
+    fn empty_parens_then_body(&mut self) -> Res<Command> {
+        self.pos += 1;
+        self.skip_blanks();
+        if self.peek() != Some(b')') {
+            return self.err("expected ')' in function definition");
+        }
+        self.pos += 1;
         self.function_body()
     }
 
@@ -513,13 +514,7 @@ impl Parser<'_, '_> {
         if words.iter().any(|w| w.dynamic) {
             return self.err("invalid function name");
         }
-        self.pos += 1;
-        self.skip_blanks();
-        if self.peek() != Some(b')') {
-            return self.err("expected ')' in function definition");
-        }
-        self.pos += 1;
-        self.function_body()
+        self.empty_parens_then_body()
     }
 
     /// Length of `NAME=`, `NAME+=` or `NAME[…]=` at the current position.

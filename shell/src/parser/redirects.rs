@@ -5,6 +5,12 @@ use crate::ast::{Redir, RedirKind};
 use crate::error::Res;
 use crate::names::is_name_char;
 
+/// Redirection operators, each before the ones it starts with; `&>` and `&>>` take no
+/// file descriptor number.
+const OPERATORS: [&str; 14] = [
+    "&>>", "&>", "<<<", "<<-", "<<", "<>", "<&", "<(", "<", ">>", ">|", ">&", ">(", ">",
+];
+
 impl Parser<'_, '_> {
     pub(super) fn try_parse_redirect(&mut self) -> Res<Option<Redir>> {
         let b = self.b;
@@ -40,36 +46,22 @@ impl Parser<'_, '_> {
             }
         }
         let rest = b.get(op..).unwrap_or_default();
-        let starts = |s: &[u8]| rest.starts_with(s);
-        let (kind, len, strip_tabs) = if !has_fd && starts(b"&>>") {
-            (RedirKind::Write, 3, false)
-        } else if !has_fd && starts(b"&>") {
-            (RedirKind::Write, 2, false)
-        } else if starts(b"<<<") {
-            (RedirKind::HereString, 3, false)
-        } else if starts(b"<<-") {
-            (RedirKind::HereDoc, 3, true)
-        } else if starts(b"<<") {
-            (RedirKind::HereDoc, 2, false)
-        } else if starts(b"<>") {
-            (RedirKind::Write, 2, false)
-        } else if starts(b"<&") {
-            (RedirKind::Dup, 2, false)
-        } else if starts(b"<(") {
-            return Ok(None);
-        } else if starts(b"<") {
-            (RedirKind::Read, 1, false)
-        } else if starts(b">>") || starts(b">|") {
-            (RedirKind::Write, 2, false)
-        } else if starts(b">&") {
-            (RedirKind::Dup, 2, false)
-        } else if starts(b">(") {
-            return Ok(None);
-        } else if starts(b">") {
-            (RedirKind::Write, 1, false)
-        } else {
+        let Some(text) = OPERATORS
+            .iter()
+            .find(|o| rest.starts_with(o.as_bytes()) && !(has_fd && o.starts_with('&')))
+        else {
             return Ok(None);
         };
+        let kind = match *text {
+            // Process substitutions are words, not redirections.
+            "<(" | ">(" => return Ok(None),
+            "<<<" => RedirKind::HereString,
+            "<<-" | "<<" => RedirKind::HereDoc,
+            "<&" | ">&" => RedirKind::Dup,
+            "<" => RedirKind::Read,
+            _ => RedirKind::Write,
+        };
+        let (len, strip_tabs) = (text.len(), *text == "<<-");
         let is_out_dup = kind == RedirKind::Dup && rest.first() == Some(&b'>');
         self.pos = op + len;
         self.skip_blanks();

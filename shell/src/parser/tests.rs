@@ -1,9 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests"
-)]
+//! The grammar: quoting, lists, compound commands, here-documents, errors and limits.
+
+#![allow(clippy::unwrap_used, reason = "a failed thread spawn fails the test")]
 
 use crate::test_support::*;
 use crate::{split, ShellError, MAX_DEPTH, MAX_INPUT_LEN};

@@ -6,6 +6,9 @@ use crate::ast::{Glob, List, Sub, SubKind, Word};
 use crate::error::Res;
 use crate::names::{is_name_char, is_name_start};
 
+const UNTERMINATED_ANSI: &str = "unterminated $'…' quote";
+const UNTERMINATED_EXTGLOB: &str = "unterminated extended glob pattern";
+
 impl Parser<'_, '_> {
     pub(super) fn parse_word(&mut self, mode: WordMode) -> Res<Word> {
         let start = self.pos;
@@ -108,90 +111,91 @@ impl Parser<'_, '_> {
         self.pos += 2;
         let mut out: Vec<u8> = Vec::new();
         loop {
-            match self.peek() {
-                None => return self.err_at(open, "unterminated $'…' quote"),
-                Some(b'\'') => {
-                    self.pos += 1;
-                    break;
-                }
-                Some(b'\\') => {
-                    self.pos += 1;
-                    let Some(e) = self.peek() else {
-                        return self.err_at(open, "unterminated $'…' quote");
-                    };
-                    self.pos += 1;
-                    match e {
-                        b'a' => out.push(7),
-                        b'b' => out.push(8),
-                        b'e' | b'E' => out.push(27),
-                        b'f' => out.push(12),
-                        b'n' => out.push(b'\n'),
-                        b'r' => out.push(b'\r'),
-                        b't' => out.push(b'\t'),
-                        b'v' => out.push(11),
-                        b'\\' | b'\'' | b'"' | b'?' => out.push(e),
-                        b'0'..=b'7' => {
-                            let mut v = u32::from(e - b'0');
-                            for _ in 0..2 {
-                                match self.peek() {
-                                    Some(d @ b'0'..=b'7') => {
-                                        v = v * 8 + u32::from(d - b'0');
-                                        self.pos += 1;
-                                    }
-                                    _ => break,
-                                }
-                            }
-                            out.push((v & 0xff) as u8);
-                        }
-                        b'x' | b'u' | b'U' => {
-                            let max = match e {
-                                b'x' => 2,
-                                b'u' => 4,
-                                _ => 8,
-                            };
-                            let mut v: u32 = 0;
-                            let mut n = 0;
-                            while n < max {
-                                match self.peek().and_then(|d| char::from(d).to_digit(16)) {
-                                    Some(d) => {
-                                        v = v.saturating_mul(16).saturating_add(d);
-                                        self.pos += 1;
-                                        n += 1;
-                                    }
-                                    None => break,
-                                }
-                            }
-                            if n == 0 {
-                                out.push(b'\\');
-                                out.push(e);
-                            } else if e == b'x' {
-                                out.push((v & 0xff) as u8);
-                            } else {
-                                let ch = char::from_u32(v).unwrap_or(char::REPLACEMENT_CHARACTER);
-                                let mut buf = [0u8; 4];
-                                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                            }
-                        }
-                        b'c' => {
-                            let Some(x) = self.peek() else {
-                                return self.err_at(open, "unterminated $'…' quote");
-                            };
-                            self.pos += 1;
-                            out.push(x & 0x1f);
-                        }
-                        other => {
-                            out.push(b'\\');
-                            out.push(other);
-                        }
-                    }
-                }
-                Some(c) => {
-                    out.push(c);
-                    self.pos += 1;
-                }
+            let Some(c) = self.peek() else {
+                return self.err_at(open, UNTERMINATED_ANSI);
+            };
+            self.pos += 1;
+            match c {
+                b'\'' => break,
+                b'\\' => self.ansi_escape(open, &mut out)?,
+                c => out.push(c),
             }
         }
         w.quoted_str(&String::from_utf8_lossy(&out));
+        Ok(())
+    }
+
+    /// One escape of the `$'…'` opened at `open`, after its backslash, decoded into
+    /// `out`.
+    fn ansi_escape(&mut self, open: usize, out: &mut Vec<u8>) -> Res<()> {
+        let Some(e) = self.peek() else {
+            return self.err_at(open, UNTERMINATED_ANSI);
+        };
+        self.pos += 1;
+        match e {
+            b'a' => out.push(7),
+            b'b' => out.push(8),
+            b'e' | b'E' => out.push(27),
+            b'f' => out.push(12),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'v' => out.push(11),
+            b'\\' | b'\'' | b'"' | b'?' => out.push(e),
+            b'0'..=b'7' => {
+                let mut v = u32::from(e - b'0');
+                for _ in 0..2 {
+                    match self.peek() {
+                        Some(d @ b'0'..=b'7') => {
+                            v = v * 8 + u32::from(d - b'0');
+                            self.pos += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                out.push((v & 0xff) as u8);
+            }
+            b'x' | b'u' | b'U' => {
+                let max = match e {
+                    b'x' => 2,
+                    b'u' => 4,
+                    _ => 8,
+                };
+                let mut v: u32 = 0;
+                let mut n = 0;
+                while n < max {
+                    match self.peek().and_then(|d| char::from(d).to_digit(16)) {
+                        Some(d) => {
+                            v = v.saturating_mul(16).saturating_add(d);
+                            self.pos += 1;
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if n == 0 {
+                    out.push(b'\\');
+                    out.push(e);
+                } else if e == b'x' {
+                    out.push((v & 0xff) as u8);
+                } else {
+                    let ch = char::from_u32(v).unwrap_or(char::REPLACEMENT_CHARACTER);
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+            b'c' => {
+                let Some(x) = self.peek() else {
+                    return self.err_at(open, UNTERMINATED_ANSI);
+                };
+                self.pos += 1;
+                out.push(x & 0x1f);
+            }
+            other => {
+                out.push(b'\\');
+                out.push(other);
+            }
+        }
         Ok(())
     }
 
@@ -543,15 +547,17 @@ impl Parser<'_, '_> {
         w.dynamic = true;
         w.plain = false;
         loop {
-            match self.peek() {
-                None => return self.err_at(open, "unterminated extended glob pattern"),
-                Some(b'(') => {
+            let Some(c) = self.peek() else {
+                return self.err_at(open, UNTERMINATED_EXTGLOB);
+            };
+            match c {
+                b'(' => {
                     depth += 1;
                     self.pos += 1;
                     w.text.push('(');
                     self.check_paren_depth(depth)?;
                 }
-                Some(b')') => {
+                b')' => {
                     self.pos += 1;
                     w.text.push(')');
                     depth = depth.saturating_sub(1);
@@ -559,20 +565,20 @@ impl Parser<'_, '_> {
                         return Ok(());
                     }
                 }
-                Some(b'\\') => {
+                b'\\' => {
                     self.pos += 1;
                     if self.peek().is_none() {
-                        return self.err_at(open, "unterminated extended glob pattern");
+                        return self.err_at(open, UNTERMINATED_EXTGLOB);
                     }
                     let ch = self.bump_char();
                     w.quoted_char(ch);
                 }
-                Some(b'\'') => self.parse_single(w)?,
-                Some(b'"') => self.parse_dq(w)?,
-                Some(b'$') if self.peek_at(1) == Some(b'\'') => self.parse_ansi(w)?,
-                Some(b'$') => self.parse_dollar(w, Ctx::Unquoted)?,
-                Some(b'`') => self.parse_backtick(w, false)?,
-                Some(_) => {
+                b'\'' => self.parse_single(w)?,
+                b'"' => self.parse_dq(w)?,
+                b'$' if self.peek_at(1) == Some(b'\'') => self.parse_ansi(w)?,
+                b'$' => self.parse_dollar(w, Ctx::Unquoted)?,
+                b'`' => self.parse_backtick(w, false)?,
+                _ => {
                     let ch = self.bump_char();
                     w.text.push(ch);
                 }

