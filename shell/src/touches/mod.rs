@@ -156,7 +156,8 @@ mod tests {
         reads_and_unknown_programs_have_no_effects,
         find_and_xargs,
         wrappers,
-        paths_are_reported_as_written
+        paths_are_reported_as_written,
+        merged_wrapper_tables
     );
     use proptest::strategy::Strategy;
 

@@ -344,3 +344,51 @@ fn find_exec_runs_per_found_file() {
     assert!(unwrap(&words("find . -exec rm x"), &[]).is_err());
     assert!(unwrap(&words("find . -exec ;"), &[]).is_err());
 }
+
+// ----- where the two former wrapper tables disagreed -----------------------
+// The splitter and the file model each had a wrapper table; these cases pin the
+// stricter behaviour both now share (the file model's side is in
+// `touches/cases/merged_wrapper_tables.cases`).
+
+#[test]
+fn busybox_applets_are_seen_by_the_splitter() {
+    // Only the file model unwrapped busybox: the splitter reported `busybox` alone,
+    // so a policy on `rm` or `sh -c` never saw these.
+    assert_eq!(
+        argvs("busybox rm -rf /"),
+        vec![words("busybox rm -rf /"), words("rm -rf /")]
+    );
+    assert_eq!(
+        argvs("/bin/busybox sh -c 'rm x'"),
+        vec![
+            vec!["/bin/busybox", "sh", "-c", "rm x"],
+            vec!["sh", "-c", "rm x"],
+            vec!["rm", "x"]
+        ]
+    );
+    assert_eq!(argvs("busybox --list"), vec![words("busybox --list")]);
+}
+
+#[test]
+fn long_option_abbreviations_of_wrappers_are_resolved() {
+    // getopt_long takes an unambiguous abbreviation: the file model knew, the
+    // splitter failed on `--kill` and so never saw `rm`.
+    assert_eq!(
+        argvs("timeout --kill 3 10 rm x"),
+        vec![words("timeout --kill 3 10 rm x"), words("rm x")]
+    );
+    assert_eq!(
+        argvs("sudo --us root rm x"),
+        vec![words("sudo --us root rm x"), words("rm x")]
+    );
+    // Ambiguous (`--preserve-env`, `--preserve-groups`): where `rm` starts is unknown.
+    assert!(is_syntax("sudo --preserve rm x"));
+}
+
+#[test]
+fn find_exec_needs_a_terminated_command() {
+    // The file model read an unterminated or empty `-exec` as a command; both are
+    // now unanalysable, as they were for the splitter.
+    assert!(is_syntax("find . -exec ;"));
+    assert!(is_syntax("find . -exec rm x"));
+}
