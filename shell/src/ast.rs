@@ -19,6 +19,7 @@ pub(crate) struct Word {
     pub(crate) quoted: bool,
 }
 
+/// Where a nested command list sits: its kind decides what feeds whose stdin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SubKind {
     /// `$(…)`, backticks, and commands found in `${…}`/arithmetic.
@@ -29,14 +30,18 @@ pub(crate) enum SubKind {
     ProcOut,
 }
 
+/// A command list nested in a word.
 #[derive(Debug)]
 pub(crate) struct Sub {
     pub(crate) kind: SubKind,
     pub(crate) list: List,
 }
 
+/// Commands joined by `;`, `&`, `&&`, `||` or newlines (the operators do not matter:
+/// every command may run).
 pub(crate) type List = Vec<Pipeline>;
 
+/// Commands joined by `|`: each one's stdin comes from the ones before.
 #[derive(Debug)]
 pub(crate) struct Pipeline {
     /// `time` / `time -p` keyword prefix.
@@ -44,12 +49,14 @@ pub(crate) struct Pipeline {
     pub(crate) cmds: Vec<Command>,
 }
 
+/// One element of a pipeline.
 #[derive(Debug)]
 pub(crate) enum Command {
     Simple(Simple),
     Compound(Compound),
 }
 
+/// A simple command: prefix assignments, words and redirections.
 #[derive(Debug, Default)]
 pub(crate) struct Simple {
     pub(crate) assigns: Vec<Word>,
@@ -76,6 +83,7 @@ impl Compound {
     }
 }
 
+/// One redirection.
 #[derive(Debug)]
 pub(crate) struct Redir {
     pub(crate) kind: RedirKind,
@@ -87,6 +95,7 @@ pub(crate) struct Redir {
     pub(crate) stdin: bool,
 }
 
+/// What a redirection opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RedirKind {
     Read,

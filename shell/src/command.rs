@@ -4,12 +4,23 @@
 /// dangerous program cannot hide inside a list, a pipeline, a substitution or a wrapper.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimpleCommand {
-    /// Words after quote removal. Unexpanded parameters/substitutions are kept as their literal source text (e.g. "$HOME").
+    /// The words policies match, after quote removal. Unexpanded parameters and
+    /// substitutions are kept as their source text (`$HOME`), so a rule can still see
+    /// that the word is not a plain literal.
     pub argv: Vec<String>,
-    /// Basenames of the programs of the earlier commands in the same pipeline (for `curl x | sh`, the `sh` command has piped_from = ["curl"]). Transitive: `a | b | c` gives c ["a","b"].
+    /// Basenames of the programs whose output reaches this command's standard input,
+    /// so that `curl x | sh` can be denied while `sh` alone is allowed: the earlier
+    /// commands of the pipeline, transitively (`a | b | c` gives `c` `["a", "b"]`),
+    /// and those of `<(…)`, here-strings and here-document bodies.
     pub piped_from: Vec<String>,
-    /// Redirection targets opened for writing (`>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `N>`), literal text after quote removal. Exclude fd duplications like `2>&1`, and exclude /dev/null, /dev/stdout, /dev/stderr, /dev/tty.
+    /// Redirection targets opened for writing (`>`, `>>`, `>|`, `&>`, `&>>`, `<>`,
+    /// `N>`), after quote removal, decided as path writes like any other write.
+    /// Descriptor duplications (`2>&1`) and device files such as `/dev/null` are left
+    /// out: they change no file.
     pub writes: Vec<String>,
-    /// True when any word of argv (or a redirection target) contains an unexpanded parameter, command/arithmetic substitution, or an unquoted glob character, i.e. the real argv may differ.
+    /// The real argv may differ from `argv`: a word (or a redirection target) holds an
+    /// unexpanded parameter, a substitution or an unquoted glob, or arguments come from
+    /// `xargs`' input or `find`'s files. A policy must not trust such an argv to be
+    /// harmless.
     pub dynamic: bool,
 }

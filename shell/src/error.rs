@@ -3,7 +3,9 @@
 
 use crate::limits::MAX_DEPTH;
 
-/// Why a command line could not be split.
+/// Why a command line could not be split; the caller treats every one as
+/// unanalysable (ask), so a line the model does not understand is never allowed by
+/// accident.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShellError {
     /// The line is not valid shell, or uses a construct that cannot be attributed faithfully.
@@ -14,13 +16,15 @@ pub enum ShellError {
         /// What went wrong.
         message: String,
     },
-    /// Nesting exceeds [`MAX_DEPTH`].
+    /// Nesting exceeds [`MAX_DEPTH`]: refused so that a hostile line cannot exhaust
+    /// the stack.
     #[error("shell command nests deeper than {limit} levels")]
     TooDeep {
         /// The nesting limit.
         limit: usize,
     },
-    /// The input exceeds [`MAX_INPUT_LEN`](crate::MAX_INPUT_LEN).
+    /// The input exceeds [`MAX_INPUT_LEN`](crate::MAX_INPUT_LEN): refused, not
+    /// truncated, so that nothing past the limit goes unseen.
     #[error("shell command is too long ({len} bytes, limit {limit})")]
     TooLong {
         /// Length of the input in bytes.

@@ -5,9 +5,11 @@
 //! command writes or deletes. Nothing here decides anything: the policy core turns
 //! what this crate finds into requests.
 //!
-//! One model serves both: the parser ([`parser`] building the [`ast`]), the [`walker`]
-//! that turns the tree into simple commands, one wrapper table ([`wrappers`]), one
-//! option parser ([`options`]) and the per-program file models ([`touches`]).
+//! One model serves both: the parser (`parser`, building the tree of `ast`), the
+//! `walker` that turns the tree into simple commands, one wrapper table (`wrappers`),
+//! one option parser (`options`) and the per-program file models (`touches`). Small
+//! shared pieces have files of their own (`names`, `file_op`, `limits`, `error`,
+//! `command`) so that no two files import each other.
 
 #![warn(missing_docs)]
 

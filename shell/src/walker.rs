@@ -6,7 +6,6 @@
 //! and marking uncertainty ([`SimpleCommand::dynamic`]); anything it cannot
 //! attribute faithfully is an `Err`, never a silently partial result.
 //!
-//!
 //! # What is reported
 //!
 //! * every simple command of lists, pipelines, subshells, groups, `if`,
@@ -71,7 +70,8 @@ use crate::parser::parse;
 use crate::shell_args::shell_reads_stdin;
 use crate::wrappers::{unwrap, Inner, Runs};
 
-/// Splits a shell command line into the simple commands it would run.
+/// Splits a shell command line into the simple commands it would run, so that a
+/// policy decides each program, however it is nested, wrapped or piped.
 ///
 /// Empty, blank or comment-only input gives `Ok(vec![])`.
 ///
