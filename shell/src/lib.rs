@@ -2,24 +2,36 @@
 //!
 //! [`split`] parses a line into [`SimpleCommand`]s (pipelines, lists, subshells, command
 //! substitutions and wrappers unwrapped); [`file_effects`] tells which files one simple
-//! command reads, writes or deletes. Nothing here decides anything: the policy core turns
+//! command writes or deletes. Nothing here decides anything: the policy core turns
 //! what this crate finds into requests.
+//!
+//! One model serves both: the parser (`parser`, building the tree of `ast`), the
+//! `walker` that turns the tree into simple commands, one wrapper table (`wrappers`),
+//! one option parser (`options`) and the per-program file models (`touches`). Small
+//! shared pieces have files of their own (`names`, `file_op`, `limits`, `error`,
+//! `command`) so that no two files import each other.
 
-mod line;
+#![warn(missing_docs)]
+
+mod ast;
+mod command;
+mod error;
+mod file_op;
+mod limits;
+mod names;
+mod options;
+mod parser;
+mod shell_args;
+#[cfg(test)]
+mod test_support;
 mod touches;
+mod walker;
+mod wrappers;
 
-pub use line::{split, ShellError, SimpleCommand, MAX_DEPTH, MAX_INPUT_LEN};
+pub use command::SimpleCommand;
+pub use error::ShellError;
+pub use file_op::FileOp;
+pub use limits::{MAX_DEPTH, MAX_INPUT_LEN};
+pub use names::basename;
 pub use touches::{file_effects, FileEffect, FileEffects};
-
-/// What a command does to a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FileOp {
-    Read,
-    Write,
-    Delete,
-}
-
-/// The last `/`-separated component of a program path.
-pub fn basename(program: &str) -> &str {
-    program.rsplit('/').next().unwrap_or(program)
-}
+pub use walker::split;

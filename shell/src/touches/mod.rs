@@ -1,0 +1,284 @@
+//! Files a simple command would write or delete.
+//!
+//! A shell command can change a file without any redirection (`sed -i`, `rm`, `mv`,
+//! `tee`, an editor, …). [`file_effects`] lists those files from the command's argv so
+//! that the engine can decide each one as a `path write` / `path delete` request against
+//! the same policies as a direct write: `rm .git/hooks/pre-commit` must be denied exactly
+//! like deleting the hook through the file API.
+//!
+//! The analysis is static and errs on the side of reporting too much:
+//!
+//! * Options are parsed with each program's real syntax by [`crate::options`]. An
+//!   option is only taken to have a value when it is listed as such; an unlisted option
+//!   is a flag, so a value we did not know about becomes an extra reported path rather
+//!   than hiding the file after it. The lists still aim to be complete: an unlisted
+//!   option whose value looks like an option (`curl --proxy-header -o -O URL`) would be
+//!   misread.
+//! * Wrappers (`sudo`, `env`, `xargs`, `find -exec`, …) are read from the same table as
+//!   the splitter's ([`crate::wrappers`]); a wrapper whose command cannot be told is
+//!   unknown.
+//! * When a program writes but its targets are not on the command line (`find -delete`,
+//!   `xargs rm`, `tar -x` without `-C`, `curl -O`, commands passed to an editor),
+//!   [`FileEffects::unknown`] is set and the caller asks.
+//! * Paths are reported as written. The one exception is a change of directory made by
+//!   the command itself (`git -C D`, `env -C D`, `sudo -D D`, `patch -d D`): later
+//!   relative paths are prefixed with `D/`, otherwise they would name the wrong file.
+//! * A directory target (`rm -r dir`, `tar -x -C dir`) is reported as the directory
+//!   only; deciding whether that covers protected files inside it is the caller's job.
+//! * Code run by interpreters (`python -c`, `perl -e`, `awk` programs, `sed` scripts'
+//!   `w` command) is not analysed; only in-place editing flags are.
+//! * Strings run by shells (`sh -c`, `eval`, `trap`) are not analysed here: the
+//!   splitter parses them into simple commands, and the caller asks this model about
+//!   each of those.
+
+mod archives;
+mod editors;
+mod effects;
+mod files;
+mod find;
+mod git;
+mod in_place;
+mod keys;
+mod network;
+mod programs;
+
+pub use effects::{FileEffect, FileEffects};
+
+use effects::Out;
+
+use crate::limits::MAX_DEPTH;
+use crate::names::basename;
+use crate::wrappers::{unwrap, Inner, Runs, Wrapped};
+
+/// The files the simple command `argv` (already split, quotes removed) writes or
+/// deletes, so that each is decided like a direct write or delete.
+pub fn file_effects(argv: &[String]) -> FileEffects {
+    let mut out = Out::default();
+    analyse(argv, false, 0, &mut out);
+    out.into_effects()
+}
+
+/// Records the effects of `argv`, `depth` wrappers deep; `stdin_args` when standard
+/// input adds arguments (under `xargs`).
+fn analyse(argv: &[String], stdin_args: bool, depth: usize, out: &mut Out) {
+    if depth > MAX_DEPTH {
+        out.unknown();
+        return;
+    }
+    let Some((program, args)) = argv.split_first() else {
+        return;
+    };
+    let own = match unwrap(argv, &[]) {
+        Ok(None) => None,
+        Ok(Some(wrapped)) => {
+            let own = own_args(argv, &wrapped);
+            run_wrapped(argv, wrapped, stdin_args, depth, out);
+            Some(own)
+        }
+        // We cannot tell which command the wrapper runs.
+        Err(_) => {
+            out.unknown();
+            return;
+        }
+    };
+    // A wrapper may write files itself (`find -delete`): its own words are read too.
+    let args = own.as_deref().unwrap_or(args);
+    // Under xargs, stdin supplies more arguments, options included: any program that
+    // can change files may change unknown ones.
+    if programs::dispatch(basename(program), args, out) && stdin_args {
+        out.unknown();
+    }
+}
+
+/// A wrapper's own arguments: its words outside the commands it runs.
+fn own_args(argv: &[String], wrapped: &Wrapped<'_>) -> Vec<String> {
+    let inner = |i: usize| {
+        wrapped.inners.iter().any(|n| match n {
+            Inner::Argv { range, .. } => range.contains(&i),
+            Inner::Literal { .. } | Inner::Script(_) => false,
+        })
+    };
+    argv.iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(i, _)| !inner(*i))
+        .map(|(_, a)| a.clone())
+        .collect()
+}
+
+/// Records what wrapper `argv` does itself and the effects of the commands it runs.
+fn run_wrapped(
+    argv: &[String],
+    wrapped: Wrapped<'_>,
+    stdin_args: bool,
+    depth: usize,
+    out: &mut Out,
+) {
+    wrapped.chdirs.iter().for_each(|d| out.chdir(d));
+    out.writes(wrapped.writes);
+    wrapped.edits.iter().for_each(|f| out.edit(f));
+    for inner in wrapped.inners {
+        let (command, runs) = match &inner {
+            Inner::Argv { range, runs } => (argv.get(range.clone()).unwrap_or_default(), *runs),
+            Inner::Literal { argv, runs } => (argv.as_slice(), *runs),
+            // Parsed by the splitter, whose commands the caller asks about one by one.
+            Inner::Script(_) => continue,
+        };
+        match runs {
+            Runs::AsWritten => analyse(command, stdin_args, depth + 1, out),
+            Runs::WithStdinArgs => analyse(command, true, depth + 1, out),
+            Runs::PerFoundFile { in_its_dir } => {
+                let mut each = Out::default();
+                analyse(command, stdin_args, depth + 1, &mut each);
+                let fx = each.into_effects();
+                // `{}` is each found file; `-execdir` runs in each file's directory.
+                for e in fx.effects {
+                    if e.path.contains("{}") || in_its_dir {
+                        out.unknown();
+                    } else {
+                        out.add(e.op, &e.path);
+                    }
+                }
+                if fx.unknown {
+                    out.unknown();
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::file_effects;
+    use crate::test_support::*;
+
+    case_files!(
+        reads_and_unknown_programs_have_no_effects,
+        find_and_xargs,
+        wrappers,
+        paths_are_reported_as_written,
+        merged_wrapper_tables
+    );
+    use proptest::strategy::Strategy;
+
+    #[test]
+    fn never_panics_on_degenerate_input() {
+        let cases: &[&[&str]] = &[
+            &[],
+            &[""],
+            &["--"],
+            &["rm", "--"],
+            &["sed", "-i", "-e"],
+            &["sed", "--expression"],
+            &["cp", "-t"],
+            &["mv", "--target-directory"],
+            &["timeout"],
+            &["timeout", "-s"],
+            &["sudo", "-u"],
+            &["env", "-C"],
+            &["git", "-C"],
+            &["git"],
+            &["git", "rm"],
+            &["tar", "xf"],
+            &["tar", "-"],
+            &["find", ".", "-exec"],
+            &["find", "-exec", ";"],
+            &["find", "-exec", "+"],
+            &["perl", "-i"],
+            &["perl", "-e"],
+            &["ruby", "-"],
+            &["vim", "-c"],
+            &["vim", "-"],
+            &["vim", "-é"],
+            &["emacs", "--eval"],
+            &["chattr", "-p"],
+            &["chmod"],
+            &["dd", "of="],
+            &["xargs", "-I"],
+            &["rmdir", "-p", "/"],
+            &["rmdir", "-p", "//a//"],
+            &["openssl", "-out"],
+            &["busybox"],
+            &["nice", "-n"],
+            &["ln", "-s", "/"],
+            &["é", "-ü"],
+        ];
+        for argv in cases {
+            let _ = fxv(argv);
+        }
+        // Nested `find -exec` beyond the depth limit is unknown, not a stack overflow.
+        let mut deep: Vec<&str> = Vec::new();
+        for _ in 0..200 {
+            deep.extend(["find", ".", "-exec"]);
+        }
+        deep.extend(["rm", "x"]);
+        assert!(fxv(&deep).unknown);
+    }
+
+    #[test]
+    fn paths_are_reported_as_written_with_blanks() {
+        let f = fxv(&["rm", "a b", ""]);
+        assert_eq!(show(&f), ["d:a b"]);
+    }
+
+    const PROGRAMS: &[&str] = &[
+        "rm",
+        "rmdir",
+        "shred",
+        "mv",
+        "cp",
+        "ln",
+        "install",
+        "rsync",
+        "tee",
+        "touch",
+        "dd",
+        "chmod",
+        "chattr",
+        "setfacl",
+        "sed",
+        "perl",
+        "ruby",
+        "gawk",
+        "patch",
+        "git",
+        "tar",
+        "unzip",
+        "cpio",
+        "curl",
+        "wget",
+        "ssh-keygen",
+        "openssl",
+        "find",
+        "vim",
+        "nvim",
+        "ed",
+        "emacs",
+        "kak",
+        "sudo",
+        "env",
+        "nice",
+        "timeout",
+        "xargs",
+        "busybox",
+        "time",
+        "command",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// Any argv of any analysed program (wrappers nest) is handled without panicking.
+        #[test]
+        fn arbitrary_argv_never_panics(
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(PROGRAMS).prop_map(str::to_string),
+                    "(-{0,2}[a-zA-Z0-9@.=:+{};/é-]{0,6})",
+                ],
+                0..14,
+            )
+        ) {
+            let _ = file_effects(&words);
+        }
+    }
+}
