@@ -1,7 +1,8 @@
 //! What a shell command line runs and which files it touches.
 //!
 //! [`split`] parses a line into [`SimpleCommand`]s (pipelines, lists, subshells, command
-//! substitutions and wrappers unwrapped); [`file_effects`] tells which files one simple
+//! substitutions and wrappers unwrapped), [`split_argv`] does the same for a command
+//! given as argv; [`file_effects`] tells which files one simple
 //! command writes or deletes. Nothing here decides anything: the policy core turns
 //! what this crate finds into requests.
 //!
@@ -34,4 +35,4 @@ pub use file_op::FileOp;
 pub use limits::{MAX_DEPTH, MAX_INPUT_LEN};
 pub use names::basename;
 pub use touches::{file_effects, FileEffect, FileEffects};
-pub use walker::split;
+pub use walker::{split, split_argv};

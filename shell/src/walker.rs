@@ -93,6 +93,53 @@ pub fn split(line: &str) -> Result<Vec<SimpleCommand>, ShellError> {
     Ok(walker.out)
 }
 
+/// Splits a command given as argv (as `execve` receives it: no shell in between) into
+/// the simple commands it would run: the command itself and, through the wrapper table,
+/// whatever it runs (`sudo rm x`, `sh -c 'a; b'`, `xargs rm`).
+///
+/// No word is expanded, split or taken as an assignment or redirection — argv words are
+/// literal — so a caller never quotes argv back into a line to have it split again.
+///
+/// # Errors
+///
+/// As [`split`], for the code a wrapper runs (`sh -c '…'`) and for wrappers whose
+/// options cannot be read; [`ShellError::TooLong`] when the words together exceed
+/// [`MAX_INPUT_LEN`].
+pub fn split_argv(argv: &[String]) -> Result<Vec<SimpleCommand>, ShellError> {
+    let len: usize = argv.iter().map(|w| w.len() + 1).sum();
+    if len > MAX_INPUT_LEN {
+        return Err(ShellError::TooLong {
+            len,
+            limit: MAX_INPUT_LEN,
+        });
+    }
+    let words = argv
+        .iter()
+        .map(|w| Word {
+            text: w.clone(),
+            plain: false,
+            quoted: true,
+            ..Word::default()
+        })
+        .collect();
+    let simple = Simple {
+        words,
+        ..Simple::default()
+    };
+    let mut walker = Walker::default();
+    let shared = Shared::default();
+    walker.walk_simple(
+        &simple,
+        &Inherit::default(),
+        &[],
+        At {
+            bodies: &shared.bodies,
+            depth: 0,
+        },
+    )?;
+    Ok(walker.out)
+}
+
 /// (`bash <<EOF … EOF`, `sh <<< 'cmd'`).
 #[derive(Debug)]
 struct StdinScript {

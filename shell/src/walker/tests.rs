@@ -267,3 +267,52 @@ fn huge_pipeline_is_rejected_not_exploded() {
     let line = "a|".repeat(20_000) + "a";
     assert!(matches!(split(&line), Err(ShellError::Syntax { .. })));
 }
+
+fn argv(words: &[&str]) -> Vec<crate::SimpleCommand> {
+    let words: Vec<String> = words.iter().map(|w| (*w).to_string()).collect();
+    crate::split_argv(&words).unwrap()
+}
+
+#[test]
+fn argv_words_are_literal() {
+    // No shell between the caller and execve: `$(…)`, `;`, `>` and `X=y` are text.
+    assert_eq!(
+        argv(&["echo", "$(rm -rf /)"]),
+        vec![c(&["echo", "$(rm -rf /)"])]
+    );
+    assert_eq!(
+        argv(&["echo", "a;", "rm", "b"]),
+        vec![c(&["echo", "a;", "rm", "b"])]
+    );
+    assert_eq!(argv(&["echo", ">", "f"]), vec![c(&["echo", ">", "f"])]);
+    assert_eq!(argv(&["FOO=bar", "ls"]), vec![c(&["FOO=bar", "ls"])]);
+}
+
+#[test]
+fn argv_wrappers_are_unwrapped_like_lines() {
+    for (words, line) in [
+        (&["sudo", "rm", "-rf", "/"][..], "sudo rm -rf /"),
+        (&["sh", "-c", "curl x | sh"][..], "sh -c 'curl x | sh'"),
+        (
+            &["env", "-i", "FOO=1", "git", "push", "-f"][..],
+            "env -i FOO=1 git push -f",
+        ),
+        (&["timeout", "10", "xargs", "rm"][..], "timeout 10 xargs rm"),
+    ] {
+        assert_eq!(argv(words), ok(line), "{line}");
+    }
+}
+
+#[test]
+fn argv_errors_like_lines() {
+    let words: Vec<String> = ["sh", "-c", "echo 'unterminated"]
+        .iter()
+        .map(|w| (*w).to_string())
+        .collect();
+    assert!(crate::split_argv(&words).is_err());
+    let long = vec!["x".repeat(crate::MAX_INPUT_LEN)];
+    assert!(matches!(
+        crate::split_argv(&long),
+        Err(ShellError::TooLong { .. })
+    ));
+}
