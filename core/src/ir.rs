@@ -27,7 +27,7 @@ impl std::fmt::Display for Origin {
 
 /// `Origin` with its byte span, for the policy cache (JSON reports omit the span).
 pub mod origin_full {
-    use super::Origin;
+    use crate::ir::Origin;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(o: &Origin, s: S) -> Result<S::Ok, S::Error> {

@@ -20,6 +20,7 @@ pub mod glob;
 mod index;
 pub mod ir;
 pub mod policy;
+mod policy_impl;
 pub mod request;
 pub mod schema;
 pub mod script;
