@@ -2,7 +2,7 @@
 //! The Rhai escape hatch: locked down, limited, and failing to the stricter outcome.
 mod common;
 use common::*;
-use contextos_engine::*;
+use contextos_core::*;
 
 const H: &str = "language 1;\ndefault path = allow;\ndefault exec = allow;\ndefault plugin = deny;\ndefault commit = allow;\n";
 

@@ -2,7 +2,7 @@
 //! DESIGN §3 semantics, rule by rule.
 mod common;
 use common::*;
-use contextos_engine::*;
+use contextos_core::*;
 
 const HEADER: &str = "language 1;\ndefault path = allow;\ndefault exec = ask;\ndefault plugin = deny;\ndefault commit = allow;\n";
 
