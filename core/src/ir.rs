@@ -129,7 +129,7 @@ impl ExecPattern {
             .collect()
     }
 
-    /// argv[0] also matches by basename, so `/usr/bin/rm -rf /` is caught by `rm -rf /`.
+    /// `argv[0]` also matches by basename, so `/usr/bin/rm -rf /` is caught by `rm -rf /`.
     /// An error means a word glob could not be compiled; the caller decides stricter.
     pub fn matches(&self, argv: &[String]) -> Result<bool, String> {
         if argv.len() < self.words.len() || (!self.rest && argv.len() != self.words.len()) {

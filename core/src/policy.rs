@@ -1,7 +1,7 @@
 //! A compiled, checked policy set: the only input the evaluator needs besides a request.
 //!
 //! This module holds the data only, at the bottom of the crate; the set's methods live in
-//! one place, [`crate::policy_impl`], and delegate to the module that does each job.
+//! one place, `policy_impl.rs`, and delegate to the module that does each job.
 
 use crate::index::Index;
 use crate::ir::{CompiledRule, Origin};
@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 #[derive(Debug)]
 pub struct PolicySet {
     pub rules: Vec<CompiledRule>,
-    /// Default effect per domain, indexed by [`Domain::index`].
+    /// Default effect per domain, indexed by [`Domain::index`](crate::request::Domain::index).
     pub defaults: [Effect; 4],
     pub guides: Vec<CompiledGuide>,
     /// What `scan --staged` looks for, in declaration order (stdlib first).

@@ -1,5 +1,5 @@
 //! Exec requests in shell form: a command line is split into simple commands (see
-//! [`shell`]), each command and each write redirection is decided, and the strongest
+//! [`contextos_shell`]), each command and each write redirection is decided, and the strongest
 //! verdict wins. A line that cannot be analysed is `ask` (or `deny` when strict), never
 //! `allow`.
 

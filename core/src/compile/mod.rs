@@ -1,11 +1,11 @@
 //! Policy compiler: parses every source, checks it against the request schema and
-//! builds the indexed [`PolicySet`]. Every problem becomes a located diagnostic; a set
+//! builds the indexed [`PolicySet`](crate::PolicySet). Every problem becomes a located diagnostic; a set
 //! with any error is never produced (callers fail closed).
 //!
-//! The passes, each in its own module: [`header`] (language, defaults, `let`s), [`lets`]
-//! (expansion), then the lowering of each statement to IR — [`rules`] (with [`expr`] and
-//! [`obligations`]), [`guides`], [`detectors`], [`test_blocks`] — then [`ids`] across the
-//! set and [`build`] (the index). [`context`] is the state they share.
+//! The passes, each in its own module: `header` (language, defaults, `let`s), `lets`
+//! (expansion), then the lowering of each statement to IR — `rules` (with `expr` and
+//! `obligations`), `guides`, `detectors`, `test_blocks` — then `ids` across the set and
+//! `build` (the index). `context` is the state they share.
 
 mod build;
 mod context;
