@@ -1,6 +1,6 @@
 //! Policy compiler: parses every source, checks it against the request schema and
-//! builds the indexed [`PolicySet`](crate::PolicySet). Every problem becomes a located diagnostic; a set
-//! with any error is never produced (callers fail closed).
+//! builds the indexed [`PolicySet`](crate::PolicySet). Every problem becomes a located
+//! diagnostic; a set with any error is never produced (callers fail closed).
 //!
 //! The passes, each in its own module: `header` (language, defaults, `let`s), `lets`
 //! (expansion), then the lowering of each statement to IR — `rules` (with `expr` and
@@ -54,7 +54,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
     let defaults = header::declare(&mut ctx, &parsed);
     lets::check_all(&mut ctx);
 
-    // Pass 2: rules, guides, tests.
+    // Pass 2: each statement lowered to IR.
     let mut rules = Vec::new();
     let mut guides = Vec::new();
     let mut detectors: Vec<(usize, CompiledDetector)> = Vec::new();
