@@ -31,21 +31,20 @@ pub(crate) enum Applies {
     No(Option<usize>),
 }
 
-impl PolicySet {
-    /// Decides one request. This is the single decision path of ContextOS.
-    pub fn decide(&self, req: &Request, opts: EvalOptions) -> Decision {
-        let mut req = req.clone();
-        if let Some(rejection) = canonicalise(&mut req) {
-            return rejected(req, rejection);
-        }
-        let candidates = self.index.candidates(&self.rules, &req);
-        let rules: Vec<&CompiledRule> = candidates
-            .into_iter()
-            .filter_map(|i| self.rules.get(i))
-            .filter(|r| head_matches(r, &req))
-            .collect();
-        finish(self, req, rules.into_iter(), opts)
+/// Decides one request. This is the single decision path of ContextOS
+/// ([`PolicySet::decide`] calls it).
+pub(crate) fn decide(set: &PolicySet, req: &Request, opts: EvalOptions) -> Decision {
+    let mut req = req.clone();
+    if let Some(rejection) = canonicalise(&mut req) {
+        return rejected(req, rejection);
     }
+    let candidates = set.index.candidates(&set.rules, &req);
+    let rules: Vec<&CompiledRule> = candidates
+        .into_iter()
+        .filter_map(|i| set.rules.get(i))
+        .filter(|r| head_matches(r, &req))
+        .collect();
+    finish(set, req, rules.into_iter(), opts)
 }
 
 /// Canonicalises the subject in place; `Some` when it must be rejected outright.
@@ -152,7 +151,7 @@ pub(crate) fn finish<'a>(
     }
     let verdict = matched.iter().map(|r| r.effect).max();
     let default_applied = verdict.is_none();
-    let verdict = verdict.unwrap_or_else(|| set.default_for(req.domain()));
+    let verdict = verdict.unwrap_or_else(|| set.defaults[req.domain().index()]);
     // Obligations of every matched allow/ask rule are kept, not only the deciding ones:
     // an `ask` that a human approves must still run under the sandbox an allow rule demanded.
     let obligations = match verdict {

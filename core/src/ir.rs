@@ -27,7 +27,7 @@ impl std::fmt::Display for Origin {
 
 /// `Origin` with its byte span, for the policy cache (JSON reports omit the span).
 pub mod origin_full {
-    use super::Origin;
+    use crate::ir::Origin;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(o: &Origin, s: S) -> Result<S::Ok, S::Error> {
@@ -129,7 +129,7 @@ impl ExecPattern {
             .collect()
     }
 
-    /// argv[0] also matches by basename, so `/usr/bin/rm -rf /` is caught by `rm -rf /`.
+    /// `argv[0]` also matches by basename, so `/usr/bin/rm -rf /` is caught by `rm -rf /`.
     /// An error means a word glob could not be compiled; the caller decides stricter.
     pub fn matches(&self, argv: &[String]) -> Result<bool, String> {
         if argv.len() < self.words.len() || (!self.rest && argv.len() != self.words.len()) {

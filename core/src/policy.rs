@@ -1,8 +1,11 @@
 //! A compiled, checked policy set: the only input the evaluator needs besides a request.
+//!
+//! This module holds the data only, at the bottom of the crate; the set's methods live in
+//! one place, `policy_impl.rs`, and delegate to the module that does each job.
 
 use crate::index::Index;
 use crate::ir::{CompiledRule, Origin};
-use crate::request::{Domain, Request};
+use crate::request::Request;
 use crate::script::ScriptHost;
 use contextos_grammar::ast::Effect;
 use std::collections::BTreeSet;
@@ -10,7 +13,7 @@ use std::collections::BTreeSet;
 #[derive(Debug)]
 pub struct PolicySet {
     pub rules: Vec<CompiledRule>,
-    /// Default effect per domain, indexed by [`Domain::index`].
+    /// Default effect per domain, indexed by [`Domain::index`](crate::request::Domain::index).
     pub defaults: [Effect; 4],
     pub guides: Vec<CompiledGuide>,
     /// What `scan --staged` looks for, in declaration order (stdlib first).
@@ -19,15 +22,6 @@ pub struct PolicySet {
     pub roles: BTreeSet<String>,
     pub(crate) index: Index,
     pub(crate) scripts: ScriptHost,
-}
-
-impl PolicySet {
-    pub fn default_for(&self, d: Domain) -> Effect {
-        self.defaults[d.index()]
-    }
-    pub fn rule(&self, id: &str) -> Option<&CompiledRule> {
-        self.rules.iter().find(|r| r.id == id)
-    }
 }
 
 /// Advisory text for agents, scoped by globs; consumed by the IDE emitters.

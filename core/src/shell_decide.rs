@@ -1,12 +1,12 @@
 //! Exec requests in shell form: a command line is split into simple commands (see
-//! [`shell`]), each command and each write redirection is decided, and the strongest
+//! [`contextos_shell`]), each command and each write redirection is decided, and the strongest
 //! verdict wins. A line that cannot be analysed is `ask` (or `deny` when strict), never
 //! `allow`.
 
 use crate::decision::{Decision, Rejection, ShellDecision};
-use crate::eval::EvalOptions;
+use crate::eval::{self, EvalOptions};
 use crate::policy::PolicySet;
-use crate::request::{ExecRequest, PathOp, Request, RequestKind};
+use crate::request::{Domain, ExecRequest, PathOp, Request, RequestKind};
 use contextos_grammar::ast::Effect;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,105 +75,103 @@ fn resolve(base: Option<&ShellBase>, target: &str) -> String {
     base.map_or_else(|| target.to_string(), |b| b.resolve(target))
 }
 
-impl PolicySet {
-    /// Decides a shell command line.
-    pub fn decide_shell(
-        &self,
-        line: &str,
-        role: Option<&str>,
-        opts: ShellOptions<'_>,
-    ) -> ShellDecision {
-        let unknown = if opts.strict {
-            Effect::Deny
-        } else {
-            Effect::Ask
-        };
-        let eval = EvalOptions {
-            explain: opts.explain,
-        };
-        let commands = match contextos_shell::split(line) {
-            Ok(c) => c,
-            Err(e) => {
-                return ShellDecision {
-                    line: line.to_string(),
-                    verdict: unknown,
-                    parts: Vec::new(),
-                    rejection: Some(Rejection {
-                        code: "exec.unparsable".into(),
-                        message: e.to_string(),
-                    }),
-                }
+/// Decides a shell command line ([`PolicySet::decide_shell`] calls it).
+pub(crate) fn decide_shell(
+    set: &PolicySet,
+    line: &str,
+    role: Option<&str>,
+    opts: ShellOptions<'_>,
+) -> ShellDecision {
+    let unknown = if opts.strict {
+        Effect::Deny
+    } else {
+        Effect::Ask
+    };
+    let eval = EvalOptions {
+        explain: opts.explain,
+    };
+    let commands = match contextos_shell::split(line) {
+        Ok(c) => c,
+        Err(e) => {
+            return ShellDecision {
+                line: line.to_string(),
+                verdict: unknown,
+                parts: Vec::new(),
+                rejection: Some(Rejection {
+                    code: "exec.unparsable".into(),
+                    message: e.to_string(),
+                }),
             }
-        };
-        let mut parts: Vec<Decision> = Vec::new();
-        let mut rejection = None;
-        for cmd in &commands {
-            if cmd.argv.first().is_some_and(|p| is_dynamic_word(p)) {
+        }
+    };
+    let mut parts: Vec<Decision> = Vec::new();
+    let mut rejection = None;
+    for cmd in &commands {
+        if cmd.argv.first().is_some_and(|p| is_dynamic_word(p)) {
+            rejection = Some(Rejection {
+                code: "exec.dynamic-program".into(),
+                message: format!(
+                    "the program `{}` is only known at run time",
+                    cmd.argv.first().map_or("", |s| s.as_str())
+                ),
+            });
+        }
+        // A bare redirection (`> file`) runs no program; only its writes are decided.
+        if !cmd.argv.is_empty() {
+            let req = Request::new(RequestKind::Exec(ExecRequest {
+                argv: cmd.argv.clone(),
+                piped_from: cmd.piped_from.clone(),
+            }))
+            .with_role(role.map(str::to_string));
+            parts.push(eval::decide(set, &req, eval));
+        }
+        // The files the command changes are decided as path requests, so a shell
+        // route (`sed -i`, `rm`, `mv`, `tee`, editors, …) meets the same path rules
+        // as a direct write.
+        let fx = contextos_shell::file_effects(&cmd.argv);
+        if fx.unknown {
+            rejection = Some(Rejection {
+                code: "exec.unknown-targets".into(),
+                message: format!(
+                    "`{}` changes files that cannot be known before it runs",
+                    cmd.argv.join(" ")
+                ),
+            });
+        }
+        let targets = cmd
+            .writes
+            .iter()
+            .map(|t| (PathOp::Write, t.as_str()))
+            .chain(
+                fx.effects
+                    .iter()
+                    .map(|e| (PathOp::from(e.op), e.path.as_str())),
+            );
+        for (op, target) in targets {
+            if is_dynamic_word(target) {
                 rejection = Some(Rejection {
-                    code: "exec.dynamic-program".into(),
+                    code: "exec.dynamic-target".into(),
                     message: format!(
-                        "the program `{}` is only known at run time",
-                        cmd.argv.first().map_or("", |s| s.as_str())
+                        "the file `{target}` is only known at run time (expansion or glob)"
                     ),
                 });
+                continue;
             }
-            // A bare redirection (`> file`) runs no program; only its writes are decided.
-            if !cmd.argv.is_empty() {
-                let req = Request::new(RequestKind::Exec(ExecRequest {
-                    argv: cmd.argv.clone(),
-                    piped_from: cmd.piped_from.clone(),
-                }))
-                .with_role(role.map(str::to_string));
-                parts.push(self.decide(&req, eval));
-            }
-            // The files the command changes are decided as path requests, so a shell
-            // route (`sed -i`, `rm`, `mv`, `tee`, editors, …) meets the same path rules
-            // as a direct write.
-            let fx = contextos_shell::file_effects(&cmd.argv);
-            if fx.unknown {
-                rejection = Some(Rejection {
-                    code: "exec.unknown-targets".into(),
-                    message: format!(
-                        "`{}` changes files that cannot be known before it runs",
-                        cmd.argv.join(" ")
-                    ),
-                });
-            }
-            let targets = cmd
-                .writes
-                .iter()
-                .map(|t| (PathOp::Write, t.as_str()))
-                .chain(
-                    fx.effects
-                        .iter()
-                        .map(|e| (PathOp::from(e.op), e.path.as_str())),
-                );
-            for (op, target) in targets {
-                if is_dynamic_word(target) {
-                    rejection = Some(Rejection {
-                        code: "exec.dynamic-target".into(),
-                        message: format!(
-                            "the file `{target}` is only known at run time (expansion or glob)"
-                        ),
-                    });
-                    continue;
-                }
-                let req = Request::path(op, resolve(opts.base, target))
-                    .with_role(role.map(str::to_string));
-                parts.push(self.decide(&req, eval));
-            }
+            let req =
+                Request::path(op, resolve(opts.base, target)).with_role(role.map(str::to_string));
+            parts.push(eval::decide(set, &req, eval));
         }
-        let mut verdict = parts.iter().map(|p| p.verdict).max();
-        if rejection.is_some() {
-            verdict = Some(verdict.map_or(unknown, |v| v.max(unknown)));
-        }
-        let verdict = verdict.unwrap_or_else(|| self.default_for(crate::request::Domain::Exec));
-        ShellDecision {
-            line: line.to_string(),
-            verdict,
-            parts,
-            rejection,
-        }
+    }
+    let mut verdict = parts.iter().map(|p| p.verdict).max();
+    if rejection.is_some() {
+        verdict = Some(verdict.map_or(unknown, |v| v.max(unknown)));
+    }
+    let verdict = verdict.unwrap_or_else(|| set.defaults[Domain::Exec.index()]);
+    ShellDecision {
+        line: line.to_string(),
+        verdict,
+        parts,
+        rejection,
     }
 }
 

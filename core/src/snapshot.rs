@@ -76,150 +76,149 @@ pub enum SnapshotError {
     Rebuild(String),
 }
 
-impl PolicySet {
-    /// Encodes the compiled set (without its tests).
-    pub fn to_snapshot(&self) -> Result<Vec<u8>, SnapshotError> {
-        let rules = self
-            .rules
-            .iter()
-            .map(|r| {
-                let obligations = r
-                    .obligations
-                    .iter()
-                    .map(|o| {
-                        let entries = o
-                            .entries
-                            .iter()
-                            .map(|(k, v)| {
-                                serde_json::to_string(v)
-                                    .map(|t| (k.clone(), t))
-                                    .map_err(|e| SnapshotError::Encode(e.to_string()))
-                            })
-                            .collect::<Result<Vec<_>, _>>()?;
-                        Ok((o.name.clone(), entries))
-                    })
-                    .collect::<Result<Vec<_>, SnapshotError>>()?;
-                Ok(RuleSnap {
-                    id: r.id.clone(),
-                    effect: r.effect,
-                    domain: r.domain,
-                    ops: r.ops,
-                    role: r.role.clone(),
-                    patterns: r.patterns.clone(),
-                    exec_patterns: r.exec_patterns.clone(),
-                    clauses: r.clauses.clone(),
-                    because: r.because.clone(),
-                    severity: r.severity.clone(),
-                    obligations,
-                    origin: r.origin.clone(),
-                    layer: r.layer,
-                    analyzable: r.analyzable,
-                })
-            })
-            .collect::<Result<Vec<_>, SnapshotError>>()?;
-        let snap = Snapshot {
-            format: SNAPSHOT_FORMAT,
-            rules,
-            defaults: self.defaults,
-            guides: self
-                .guides
+/// Encodes the compiled set (without its tests); [`PolicySet::to_snapshot`] calls it.
+pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
+    let rules = set
+        .rules
+        .iter()
+        .map(|r| {
+            let obligations = r
+                .obligations
                 .iter()
-                .map(|g| GuideSnap {
-                    apply: g.apply,
-                    id: g.id.clone(),
-                    title: g.title.clone(),
-                    scope: g.scope.clone(),
-                    text: g.text.clone(),
-                    role: g.role.clone(),
-                    origin: g.origin.clone(),
+                .map(|o| {
+                    let entries = o
+                        .entries
+                        .iter()
+                        .map(|(k, v)| {
+                            serde_json::to_string(v)
+                                .map(|t| (k.clone(), t))
+                                .map_err(|e| SnapshotError::Encode(e.to_string()))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok((o.name.clone(), entries))
                 })
-                .collect(),
-            detectors: self.detectors.clone(),
-            roles: self.roles.clone(),
-            scripts: self.scripts.sources().to_vec(),
-        };
-        postcard::to_stdvec(&snap).map_err(|e| SnapshotError::Encode(e.to_string()))
-    }
-
-    /// Decodes a snapshot into a policy set whose glob sets compile on first use.
-    pub fn from_snapshot(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
-        // The format is checked first so an old cache reports itself instead of failing
-        // somewhere inside the rules.
-        let (format, _) = postcard::take_from_bytes::<u32>(bytes)
-            .map_err(|e| SnapshotError::Decode(e.to_string()))?;
-        if format != SNAPSHOT_FORMAT {
-            return Err(SnapshotError::Format { found: format });
-        }
-        let snap: Snapshot =
-            postcard::from_bytes(bytes).map_err(|e| SnapshotError::Decode(e.to_string()))?;
-        let mut scripts = ScriptHost::new();
-        for (domain, body) in &snap.scripts {
-            scripts
-                .compile(*domain, body)
-                .map_err(|e| SnapshotError::Rebuild(format!("script: {}", e.message)))?;
-        }
-        let rules = snap
-            .rules
-            .into_iter()
-            .map(|r| {
-                let obligations = r
-                    .obligations
-                    .into_iter()
-                    .map(|(name, entries)| {
-                        let entries = entries
-                            .into_iter()
-                            .map(|(k, t)| {
-                                serde_json::from_str(&t)
-                                    .map(|v| (k, v))
-                                    .map_err(|e| SnapshotError::Decode(e.to_string()))
-                            })
-                            .collect::<Result<Vec<_>, _>>()?;
-                        Ok(ObligationIr { name, entries })
-                    })
-                    .collect::<Result<Vec<_>, SnapshotError>>()?;
-                Ok(CompiledRule {
-                    id: r.id,
-                    effect: r.effect,
-                    domain: r.domain,
-                    ops: r.ops,
-                    role: r.role,
-                    patterns: r.patterns,
-                    exec_patterns: r.exec_patterns,
-                    clauses: r.clauses,
-                    because: r.because,
-                    severity: r.severity,
-                    obligations,
-                    origin: r.origin,
-                    layer: r.layer,
-                    analyzable: r.analyzable,
-                })
+                .collect::<Result<Vec<_>, SnapshotError>>()?;
+            Ok(RuleSnap {
+                id: r.id.clone(),
+                effect: r.effect,
+                domain: r.domain,
+                ops: r.ops,
+                role: r.role.clone(),
+                patterns: r.patterns.clone(),
+                exec_patterns: r.exec_patterns.clone(),
+                clauses: r.clauses.clone(),
+                because: r.because.clone(),
+                severity: r.severity.clone(),
+                obligations,
+                origin: r.origin.clone(),
+                layer: r.layer,
+                analyzable: r.analyzable,
             })
-            .collect::<Result<Vec<_>, SnapshotError>>()?;
-        check_script_refs(&rules, snap.scripts.len())?;
-        let index = Index::build(&rules).map_err(SnapshotError::Rebuild)?;
-        Ok(PolicySet {
-            rules,
-            defaults: snap.defaults,
-            guides: snap
-                .guides
-                .into_iter()
-                .map(|g| CompiledGuide {
-                    apply: g.apply,
-                    id: g.id,
-                    title: g.title,
-                    scope: g.scope,
-                    text: g.text,
-                    role: g.role,
-                    origin: g.origin,
-                })
-                .collect(),
-            detectors: snap.detectors,
-            tests: Vec::new(),
-            roles: snap.roles,
-            index,
-            scripts,
         })
+        .collect::<Result<Vec<_>, SnapshotError>>()?;
+    let snap = Snapshot {
+        format: SNAPSHOT_FORMAT,
+        rules,
+        defaults: set.defaults,
+        guides: set
+            .guides
+            .iter()
+            .map(|g| GuideSnap {
+                apply: g.apply,
+                id: g.id.clone(),
+                title: g.title.clone(),
+                scope: g.scope.clone(),
+                text: g.text.clone(),
+                role: g.role.clone(),
+                origin: g.origin.clone(),
+            })
+            .collect(),
+        detectors: set.detectors.clone(),
+        roles: set.roles.clone(),
+        scripts: set.scripts.sources().to_vec(),
+    };
+    postcard::to_stdvec(&snap).map_err(|e| SnapshotError::Encode(e.to_string()))
+}
+
+/// Decodes a snapshot into a policy set whose glob sets compile on first use;
+/// [`PolicySet::from_snapshot`] calls it.
+pub(crate) fn decode(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
+    // The format is checked first so an old cache reports itself instead of failing
+    // somewhere inside the rules.
+    let (format, _) = postcard::take_from_bytes::<u32>(bytes)
+        .map_err(|e| SnapshotError::Decode(e.to_string()))?;
+    if format != SNAPSHOT_FORMAT {
+        return Err(SnapshotError::Format { found: format });
     }
+    let snap: Snapshot =
+        postcard::from_bytes(bytes).map_err(|e| SnapshotError::Decode(e.to_string()))?;
+    let mut scripts = ScriptHost::new();
+    for (domain, body) in &snap.scripts {
+        scripts
+            .compile(*domain, body)
+            .map_err(|e| SnapshotError::Rebuild(format!("script: {}", e.message)))?;
+    }
+    let rules = snap
+        .rules
+        .into_iter()
+        .map(|r| {
+            let obligations = r
+                .obligations
+                .into_iter()
+                .map(|(name, entries)| {
+                    let entries = entries
+                        .into_iter()
+                        .map(|(k, t)| {
+                            serde_json::from_str(&t)
+                                .map(|v| (k, v))
+                                .map_err(|e| SnapshotError::Decode(e.to_string()))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(ObligationIr { name, entries })
+                })
+                .collect::<Result<Vec<_>, SnapshotError>>()?;
+            Ok(CompiledRule {
+                id: r.id,
+                effect: r.effect,
+                domain: r.domain,
+                ops: r.ops,
+                role: r.role,
+                patterns: r.patterns,
+                exec_patterns: r.exec_patterns,
+                clauses: r.clauses,
+                because: r.because,
+                severity: r.severity,
+                obligations,
+                origin: r.origin,
+                layer: r.layer,
+                analyzable: r.analyzable,
+            })
+        })
+        .collect::<Result<Vec<_>, SnapshotError>>()?;
+    check_script_refs(&rules, snap.scripts.len())?;
+    let index = Index::build(&rules).map_err(SnapshotError::Rebuild)?;
+    Ok(PolicySet {
+        rules,
+        defaults: snap.defaults,
+        guides: snap
+            .guides
+            .into_iter()
+            .map(|g| CompiledGuide {
+                apply: g.apply,
+                id: g.id,
+                title: g.title,
+                scope: g.scope,
+                text: g.text,
+                role: g.role,
+                origin: g.origin,
+            })
+            .collect(),
+        detectors: snap.detectors,
+        tests: Vec::new(),
+        roles: snap.roles,
+        index,
+        scripts,
+    })
 }
 
 /// A rule pointing at a script that is not in the snapshot would be evaluated as an error

@@ -1,4 +1,4 @@
-//! Hand-written fast path for valid policy files (see `parser::parse`).
+//! Hand-written fast path for valid policy files (see `parse::parse`).
 //!
 //! A byte-level recursive-descent parser that follows `policy.pest` rule for rule and
 //! reproduces the AST the pest path builds — spans included. pest positions are
@@ -12,7 +12,8 @@
 //! taken at every step.
 
 use crate::ast::*;
-use crate::parser::{dedent, unescape, MAX_FILE_BYTES, MAX_NESTING};
+use crate::lexical::{MAX_FILE_BYTES, MAX_NESTING};
+use crate::literal::{dedent, unescape};
 
 /// Reserved words of the `kw` rule.
 const KEYWORDS: [&str; 13] = [
@@ -826,7 +827,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `expr` at build depth `d` (as `parser::build_expr` counts it).
+    /// `expr` at build depth `d` (as `pest_parser::build_expr` counts it).
     fn expr(&self, p: usize, d: usize) -> Option<(Expr, usize)> {
         if d > MAX_NESTING {
             return None;

@@ -38,7 +38,8 @@ use crate::ast::{
 };
 use crate::diagnostic::Diagnostic;
 use crate::lexical::Comment;
-use crate::parser::{dedent, parse};
+use crate::literal::dedent;
+use crate::parse::parse;
 
 /// Lists are broken one item per line when their line would be wider than this.
 const MAX_WIDTH: usize = 100;

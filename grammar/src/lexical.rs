@@ -6,6 +6,11 @@
 
 use crate::ast::Span;
 
+/// Brackets and `not` may nest at most this deep; deeper input is rejected before parsing.
+pub const MAX_NESTING: usize = 64;
+/// Policy files larger than this are rejected outright.
+pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
+
 /// A `//` comment, `span` covering the slashes through the end of the line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comment {

@@ -12,11 +12,17 @@ pub mod diagnostic;
 mod fast;
 pub mod format;
 pub mod lexical;
-mod parser;
+mod literal;
+mod output;
+mod parse;
+mod pest_parser;
 
 pub use diagnostic::{did_you_mean, Diagnostic, LineCol, Severity, SourceFile};
 pub use format::format_source;
-pub use parser::{dedent, parse, ParseOutput, MAX_FILE_BYTES, MAX_NESTING};
+pub use lexical::{MAX_FILE_BYTES, MAX_NESTING};
+pub use literal::dedent;
+pub use output::ParseOutput;
+pub use parse::parse;
 
 /// The hand-written fast path alone (`None` when it defers to pest). For differential tests.
 #[doc(hidden)]
@@ -27,5 +33,5 @@ pub fn __parse_fast(src: &str) -> Option<ast::PolicyFile> {
 /// The pest path alone: the file and whether it had errors. For differential tests.
 #[doc(hidden)]
 pub fn __parse_pest(src: &str) -> (Option<ast::PolicyFile>, bool) {
-    parser::parse_with_pest(src)
+    pest_parser::parse_with_pest(src)
 }

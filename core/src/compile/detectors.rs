@@ -5,7 +5,7 @@
 //! keywords, E0127 `group` beyond the regex's capture groups, E0128 duplicate detector id
 //! (in [`super::compile`]); globs reuse E0112 and annotations E0107, as rules do.
 
-use super::Ctx;
+use super::context::{valid_id, Ctx};
 use crate::detector::{CompiledDetector, DetectorKind, Severity};
 use crate::glob::path_glob;
 use contextos_grammar::ast::{self, ListItem, Pattern, Span, Spanned, Value};
@@ -133,7 +133,7 @@ pub(super) fn compile_detector(
         }
         match a.name.node.as_str() {
             "id" => {
-                if !super::valid_id(&a.value.node) {
+                if !valid_id(&a.value.node) {
                     ctx.err(
                         fi,
                         Diagnostic::error(

@@ -1,10 +1,14 @@
-//! pest pairs -> typed AST, plus error conversion and per-statement recovery.
+//! The pest path: `policy.pest` pairs -> typed AST, error conversion and per-statement
+//! recovery. It parses every file the fast path (`fast.rs`) gives up on, every file with an
+//! error included, and is the oracle the fast path is tested against.
 // Diagnostics are built only on the cold error path; boxing them would buy nothing.
 #![allow(clippy::result_large_err)]
 
 use crate::ast::*;
 use crate::diagnostic::Diagnostic;
-use crate::lexical;
+use crate::lexical::{self, MAX_FILE_BYTES, MAX_NESTING};
+use crate::literal::{dedent, unescape};
+use crate::output::ParseOutput;
 use pest::iterators::Pair;
 use pest::Parser as _;
 
@@ -15,48 +19,8 @@ mod generated {
 }
 use generated::{PolicyParser, Rule as R};
 
-/// Brackets and `not` may nest at most this deep; deeper input is rejected before parsing.
-pub const MAX_NESTING: usize = 64;
-/// Policy files larger than this are rejected outright.
-pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
-
-/// Result of parsing one file: the statements that parsed, and every error found.
-#[derive(Debug, Clone, Default)]
-pub struct ParseOutput {
-    pub file: PolicyFile,
-    pub diagnostics: Vec<Diagnostic>,
-    pub comments: Vec<lexical::Comment>,
-}
-
-impl ParseOutput {
-    pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(Diagnostic::is_error)
-    }
-}
-
-/// Parses a policy file. Valid files take the hand-written fast path (`fast.rs`), which
-/// is tested to build exactly the AST the pest grammar does; anything it is unsure of,
-/// every error included, goes through pest, which owns the diagnostics. On a syntax
-/// error each top-level statement is parsed on its own so that one file reports every
-/// broken statement, not only the first.
-pub fn parse(src: &str) -> ParseOutput {
-    if src.len() <= MAX_FILE_BYTES {
-        let scan = lexical::scan(src, MAX_NESTING);
-        if scan.too_deep_at.is_none() {
-            if let Some(file) = crate::fast::parse_fast(src) {
-                return ParseOutput {
-                    file,
-                    diagnostics: Vec::new(),
-                    comments: scan.comments,
-                };
-            }
-        }
-    }
-    parse_pest(src)
-}
-
 /// The pest path: the language's reference parser and the source of every diagnostic.
-fn parse_pest(src: &str) -> ParseOutput {
+pub(crate) fn parse_pest(src: &str) -> ParseOutput {
     if src.len() > MAX_FILE_BYTES {
         return ParseOutput {
             diagnostics: vec![Diagnostic::error(
@@ -379,73 +343,6 @@ fn build_string(pair: Pair<R>, off: usize) -> Built<Spanned<String>> {
         _ => return Err(internal(span)),
     };
     Ok(Spanned::new(text, span))
-}
-
-pub(crate) fn unescape(body: &str) -> Result<String, (usize, String)> {
-    let mut out = String::with_capacity(body.len());
-    let mut chars = body.char_indices();
-    while let Some((i, c)) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some((_, 'n')) => out.push('\n'),
-            Some((_, 't')) => out.push('\t'),
-            Some((_, 'r')) => out.push('\r'),
-            Some((_, '0')) => out.push('\0'),
-            Some((_, '"')) => out.push('"'),
-            Some((_, '\\')) => out.push('\\'),
-            Some((_, 'u')) => {
-                let rest = &body[i + 2..];
-                let close = rest
-                    .find('}')
-                    .ok_or((i, "unterminated \\u{…} escape".to_string()))?;
-                let hex = rest.get(1..close).unwrap_or("");
-                let ch = u32::from_str_radix(hex, 16)
-                    .ok()
-                    .and_then(char::from_u32)
-                    .ok_or((i, format!("\\u{{{hex}}} is not a Unicode scalar value")))?;
-                out.push(ch);
-                for _ in 0..=close {
-                    chars.next();
-                }
-            }
-            _ => return Err((i, "unknown escape sequence".to_string())),
-        }
-    }
-    Ok(out)
-}
-
-/// Triple-quoted text: drop the first line break and the common indentation, so the
-/// text can be indented with the surrounding code.
-pub fn dedent(raw: &str) -> String {
-    let raw = raw
-        .strip_prefix("\r\n")
-        .or_else(|| raw.strip_prefix('\n'))
-        .unwrap_or(raw);
-    let lines: Vec<&str> = raw.lines().collect();
-    let indent = lines
-        .iter()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
-        .min()
-        .unwrap_or(0);
-    let mut out: Vec<&str> = lines
-        .iter()
-        .map(|l| {
-            if l.trim().is_empty() {
-                ""
-            } else {
-                l.get(indent..).unwrap_or("")
-            }
-        })
-        .map(|l| l.trim_end())
-        .collect();
-    while out.last().is_some_and(|l| l.is_empty()) {
-        out.pop();
-    }
-    out.join("\n")
 }
 
 fn build_list(pair: Pair<R>, off: usize) -> Built<Vec<ListItem>> {

@@ -3,9 +3,9 @@
 //! (code and location).
 mod common;
 use common::*;
-use contextos_engine::detector::{CompiledDetector, DetectorKind, Severity};
-use contextos_engine::ir::Origin;
-use contextos_engine::*;
+use contextos_core::detector::{CompiledDetector, DetectorKind, Severity};
+use contextos_core::ir::Origin;
+use contextos_core::*;
 
 const POLICY: &str = r##"language 1;
 

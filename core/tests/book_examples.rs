@@ -6,9 +6,13 @@
 //! Blocks tagged ```policy,ignore are skipped; the book uses them to show mistakes. A tag
 //! `disable=RULE-ID` compiles the block with that rule disabled, as
 //! `[policies] disable = ["RULE-ID"]` in `contextos.toml` would.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test reads its cases from the book and the stdlib; the purity boundary is for the library"
+)]
 
-use contextos_engine::testing::run_tests;
-use contextos_engine::{compile, CompileOptions, Layer, PolicySource};
+use contextos_core::testing::run_tests;
+use contextos_core::{compile, CompileOptions, Layer, PolicySource};
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

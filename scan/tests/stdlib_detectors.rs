@@ -3,9 +3,9 @@
 //! git: each case is a new file whose every line counts as added. Fake credentials are
 //! assembled at run time so no token-shaped literal sits in this repository.
 
-use contextos_engine::scan::detect::Detectors;
-use contextos_engine::scan::{self, Added, ChangeStatus, ChangedFile, EntryKind};
-use contextos_engine::{compile, CompileOptions, Layer, PolicySource};
+use contextos_core::{compile, CompileOptions, Layer, PolicySource};
+use contextos_scan::detect::Detectors;
+use contextos_scan::{self as scan, Added, ChangeStatus, ChangedFile, EntryKind};
 
 fn detectors() -> Detectors {
     let sources: Vec<PolicySource> = contextos_stdlib::FILES
@@ -324,7 +324,7 @@ fn every_secret_detector_has_a_positive_case() {
     let untested: Vec<&str> = policy
         .detectors
         .iter()
-        .filter(|d| d.kind == contextos_engine::detector::DetectorKind::Secret)
+        .filter(|d| d.kind == contextos_core::detector::DetectorKind::Secret)
         .map(|d| d.id.as_str())
         .filter(|id| !covered.contains(id))
         .filter(|id| {

@@ -1,5 +1,5 @@
 #![allow(dead_code, clippy::panic)]
-use contextos_engine::*;
+use contextos_core::*;
 
 pub fn compile_user(src: &str) -> CompileOutput {
     compile(

@@ -1,6 +1,6 @@
 //! Adversarial corpus for the lexical stage of the safe-path primitive: every class of
 //! name that escapes the project or aliases another file on some OS, with its stable code.
-use contextos_engine::canon::canonical_path;
+use contextos_core::canon::canonical_path;
 
 fn code(p: &str) -> Result<String, &'static str> {
     canonical_path(p).map_err(|e| e.code)

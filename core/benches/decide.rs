@@ -13,10 +13,13 @@
 //! fixed mix of requests, so criterion's estimate is the mean per-decision time over the
 //! mix. Before criterion runs, `decide_path` and `decide_exec` also print true
 //! per-decision percentiles (p50/p90/p99 of individually timed decisions).
-
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a benchmark reads the clock; the purity boundary is for the library"
+)]
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use contextos_engine::{
+use contextos_core::{
     compile, CompileOptions, Decision, Effect, EvalOptions, Layer, PathOp, PolicySet, PolicySource,
     Request, RequestKind, ShellOptions,
 };

@@ -2,8 +2,8 @@
 //! Policy snapshots (the hook's policy cache): a faithful round trip for every construct,
 //! and damaged bytes are refused, never half-loaded.
 mod common;
-use contextos_engine::snapshot::SnapshotError;
-use contextos_engine::*;
+use contextos_core::snapshot::SnapshotError;
+use contextos_core::*;
 
 const POLICY: &str = r#"language 1;
 default exec = deny;

@@ -1,0 +1,104 @@
+//! The last step: the rule index, the glob warm-up and the assembled [`PolicySet`], made
+//! only when no pass found an error (callers fail closed).
+
+use super::context::Ctx;
+use super::output::FileDiagnostic;
+use crate::detector::CompiledDetector;
+use crate::index::Index;
+use crate::ir::{CompiledRule, Cond, Word};
+use crate::policy::{CompiledGuide, CompiledTest, PolicySet};
+use contextos_grammar::ast::{Effect, Span};
+use contextos_grammar::Diagnostic;
+use std::collections::BTreeSet;
+
+/// Everything the passes produced, ready to be assembled.
+pub(super) struct Lowered {
+    pub(super) rules: Vec<CompiledRule>,
+    pub(super) defaults: [Effect; 4],
+    pub(super) guides: Vec<CompiledGuide>,
+    pub(super) detectors: Vec<CompiledDetector>,
+    pub(super) tests: Vec<CompiledTest>,
+    pub(super) roles: BTreeSet<String>,
+}
+
+/// Builds the index (and, unless lazy, compiles every glob now) and assembles the set; the
+/// diagnostics come back with it, plus E0119 when the index cannot be built.
+pub(super) fn policy_set(
+    ctx: Ctx,
+    lazy: bool,
+    lowered: Lowered,
+) -> (Option<PolicySet>, Vec<FileDiagnostic>) {
+    let Lowered {
+        rules,
+        defaults: default_effects,
+        guides,
+        detectors,
+        tests,
+        roles,
+    } = lowered;
+    let Ctx {
+        mut diags, scripts, ..
+    } = ctx;
+    let has_errors = diags.iter().any(|d| d.diagnostic.is_error());
+    let index = if has_errors {
+        None
+    } else {
+        match Index::build(&rules).and_then(|i| {
+            if !lazy {
+                i.warm(&rules)?;
+                warm_rules(&rules)?;
+            }
+            Ok(i)
+        }) {
+            Ok(i) => Some(i),
+            Err(e) => {
+                diags.push(FileDiagnostic {
+                    file: 0,
+                    diagnostic: Diagnostic::error(
+                        "E0119",
+                        Span::new(0, 0),
+                        format!("the rule index cannot be built: {e}"),
+                    )
+                    .with_help("reduce the number or complexity of glob patterns"),
+                });
+                None
+            }
+        }
+    };
+    let policy = index.map(|index| PolicySet {
+        rules,
+        defaults: default_effects,
+        guides,
+        detectors,
+        tests,
+        roles,
+        index,
+        scripts,
+    });
+    (policy, diags)
+}
+
+/// Compiles the globs inside conditions and exec heads now (see [`CompileOptions::lazy`]).
+fn warm_rules(rules: &[CompiledRule]) -> Result<(), String> {
+    fn cond(c: &Cond) -> Result<(), String> {
+        match c {
+            Cond::Or(v) | Cond::And(v) => v.iter().try_for_each(cond),
+            Cond::Not(inner) => cond(inner),
+            Cond::Matches(_, globs) => globs.warm(),
+            Cond::Cmp(..) | Cond::Truthy(_) | Cond::Script(_) => Ok(()),
+        }
+    }
+    for r in rules {
+        for c in &r.clauses {
+            cond(&c.cond)?;
+        }
+        for p in &r.exec_patterns {
+            for w in &p.words {
+                if let Word::Glob(g) = w {
+                    g.is_match("")?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

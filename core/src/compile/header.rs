@@ -1,0 +1,143 @@
+//! Pass 1: each file's `language` header, the domain defaults and the `let` definitions.
+//! A later layer overrides an earlier one; a plugin pack may do neither.
+
+use super::context::{check_domain, plugin_may_not, Ctx, LetDef};
+use super::output::NO_FILE;
+use crate::ir::Layer;
+use crate::request::Domain;
+use contextos_grammar::ast::{self, Effect, Span, Statement};
+use contextos_grammar::Diagnostic;
+use std::collections::BTreeMap;
+
+/// The language versions this build understands.
+pub const LANGUAGE_VERSION: u32 = 1;
+
+/// Each domain's declared default: its effect, and the layer, file and span declaring it.
+pub(super) type Defaults = BTreeMap<Domain, (Effect, Layer, usize, Span)>;
+
+/// Checks the headers and collects the defaults and the `let` table.
+pub(super) fn declare(ctx: &mut Ctx, parsed: &[ast::PolicyFile]) -> Defaults {
+    let mut defaults: Defaults = BTreeMap::new();
+    for (fi, file) in parsed.iter().enumerate() {
+        let layer = ctx.layers[fi];
+        let mut saw_language = false;
+        for stmt in &file.statements {
+            match stmt {
+                Statement::Language(v) => {
+                    saw_language = true;
+                    if v.node != LANGUAGE_VERSION {
+                        ctx.err(
+                            fi,
+                            Diagnostic::error(
+                                "E0116",
+                                v.span,
+                                format!("unsupported language version {}", v.node),
+                            )
+                            .with_help(format!(
+                                "this build understands `language {LANGUAGE_VERSION};`"
+                            )),
+                        );
+                    }
+                }
+                Statement::Default(d) => {
+                    if layer == Layer::Plugin {
+                        ctx.err(fi, plugin_may_not(d.span, "change a default"));
+                        continue;
+                    }
+                    let Some(domain) = check_domain(ctx, fi, &d.domain) else {
+                        continue;
+                    };
+                    if let Some((_, l, pf, ps)) = defaults.get(&domain) {
+                        if *l == layer {
+                            let prev = ctx.origin(*pf, *ps);
+                            ctx.err(
+                                fi,
+                                Diagnostic::error(
+                                    "E0103",
+                                    d.span,
+                                    format!(
+                                        "a default for `{domain}` is already declared at {prev}"
+                                    ),
+                                )
+                                .with_label("second default"),
+                            );
+                            continue;
+                        }
+                    }
+                    defaults.insert(domain, (d.effect.node, layer, fi, d.span));
+                }
+                Statement::Let(l) => {
+                    if layer == Layer::Plugin && ctx.lets.contains_key(&l.name.node) {
+                        ctx.err(
+                            fi,
+                            plugin_may_not(
+                                l.name.span,
+                                &format!(
+                                    "redefine `${}`, which an earlier layer defines",
+                                    l.name.node
+                                ),
+                            ),
+                        );
+                        continue;
+                    }
+                    if let Some(prev) = ctx.lets.get(&l.name.node) {
+                        if ctx.layers[prev.file] == layer {
+                            let at = ctx.origin(prev.file, prev.span);
+                            ctx.err(
+                                fi,
+                                Diagnostic::error(
+                                    "E0104",
+                                    l.name.span,
+                                    format!("`{}` is already defined at {at}", l.name.node),
+                                )
+                                .with_label("defined twice"),
+                            );
+                            continue;
+                        }
+                    }
+                    ctx.lets.insert(
+                        l.name.node.clone(),
+                        LetDef {
+                            items: l.value.node.clone(),
+                            scalar: l.scalar,
+                            file: fi,
+                            span: l.span,
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        if !saw_language && !file.statements.is_empty() {
+            ctx.err(
+                fi,
+                Diagnostic::warning("W0202", Span::new(0, 0), "missing `language 1;` header")
+                    .with_help(
+                        "start the file with `language 1;` so future versions can tell it apart",
+                    ),
+            );
+        }
+    }
+    defaults
+}
+
+/// The effect of every domain; one without a declared default denies, with a warning when
+/// there are policy files at all.
+pub(super) fn default_effects(ctx: &mut Ctx, defaults: &Defaults, any_file: bool) -> [Effect; 4] {
+    let mut default_effects = [Effect::Deny; 4];
+    for d in Domain::ALL {
+        match defaults.get(&d) {
+            Some((e, ..)) => default_effects[d.index()] = *e,
+            None if any_file => ctx.err(
+                NO_FILE,
+                Diagnostic::warning(
+                    "W0204",
+                    Span::new(0, 0),
+                    format!("no `default {d} = …;` is declared; `{d}` requests default to deny"),
+                ),
+            ),
+            None => {}
+        }
+    }
+    default_effects
+}

@@ -1,0 +1,117 @@
+//! Policy compiler: parses every source, checks it against the request schema and
+//! builds the indexed [`PolicySet`](crate::PolicySet). Every problem becomes a located
+//! diagnostic; a set with any error is never produced (callers fail closed).
+//!
+//! The passes, each in its own module: `header` (language, defaults, `let`s), `lets`
+//! (expansion), then the lowering of each statement to IR — `rules` (with `expr` and
+//! `obligations`), `guides`, `detectors`, `test_blocks` — then `ids` across the set and
+//! `build` (the index). `context` is the state they share.
+
+mod build;
+mod context;
+mod detectors;
+mod expr;
+mod guides;
+mod header;
+mod ids;
+mod lets;
+mod obligations;
+mod output;
+mod rules;
+mod test_blocks;
+
+pub use detectors::{check_regex, DEFAULT_LOOKBACK, REGEX_SIZE_LIMIT};
+pub use header::LANGUAGE_VERSION;
+pub use output::{CompileOptions, CompileOutput, FileDiagnostic, PolicySource, NO_FILE};
+pub use rules::exec_pattern;
+
+use crate::detector::CompiledDetector;
+use build::Lowered;
+use context::Ctx;
+use contextos_grammar::ast::Statement;
+use contextos_grammar::SourceFile;
+use std::collections::BTreeSet;
+
+/// Compiles sources into a policy set. Files are given in layer order (stdlib first).
+pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOutput {
+    let files: Vec<SourceFile> = sources
+        .iter()
+        .map(|s| SourceFile::new(s.name.clone(), s.text.clone()))
+        .collect();
+    let mut ctx = Ctx::new(
+        &files,
+        sources.iter().map(|s| s.layer).collect(),
+        options.lazy,
+    );
+    let mut parsed = Vec::new();
+    for (i, s) in sources.iter().enumerate() {
+        let out = contextos_grammar::parse(&s.text);
+        for d in out.diagnostics {
+            ctx.err(i, d);
+        }
+        parsed.push(out.file);
+    }
+    let defaults = header::declare(&mut ctx, &parsed);
+    lets::check_all(&mut ctx);
+
+    // Pass 2: each statement lowered to IR.
+    let mut rules = Vec::new();
+    let mut guides = Vec::new();
+    let mut detectors: Vec<(usize, CompiledDetector)> = Vec::new();
+    let mut tests_ast = Vec::new();
+    let mut roles = BTreeSet::new();
+    for (fi, file) in parsed.iter().enumerate() {
+        for stmt in &file.statements {
+            match stmt {
+                Statement::Rule(r) => rules.extend(rules::compile_rule(&mut ctx, fi, r, None)),
+                Statement::Guide(g) => guides.extend(guides::compile_guide(&mut ctx, fi, g, None)),
+                Statement::Detector(d) => {
+                    detectors.extend(detectors::compile_detector(&mut ctx, fi, d).map(|c| (fi, c)))
+                }
+                Statement::Role(rb) => {
+                    roles.insert(rb.name.node.clone());
+                    for r in &rb.rules {
+                        rules.extend(rules::compile_rule(&mut ctx, fi, r, Some(&rb.name.node)));
+                    }
+                    for g in &rb.guides {
+                        guides.extend(guides::compile_guide(&mut ctx, fi, g, Some(&rb.name.node)));
+                    }
+                }
+                Statement::Test(t) => tests_ast.push((fi, t)),
+                _ => {}
+            }
+        }
+    }
+    ids::check_unique(&mut ctx, &rules, &detectors);
+    let all_ids: BTreeSet<String> = rules.iter().map(|r| r.id.clone()).collect();
+    let (rules, detectors) = ids::drop_disabled(
+        &mut ctx,
+        &options.disabled_rules,
+        &all_ids,
+        rules,
+        detectors,
+    );
+
+    let mut tests = Vec::new();
+    for (fi, t) in tests_ast {
+        tests.extend(test_blocks::compile_test(&mut ctx, fi, t, &all_ids, &roles));
+    }
+    let defaults = header::default_effects(&mut ctx, &defaults, !files.is_empty());
+    let (policy, diagnostics) = build::policy_set(
+        ctx,
+        options.lazy,
+        Lowered {
+            rules,
+            defaults,
+            guides,
+            detectors,
+            tests,
+            roles,
+        },
+    );
+    CompileOutput {
+        policy,
+        files,
+        diagnostics,
+    }
+}

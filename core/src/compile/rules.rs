@@ -1,0 +1,274 @@
+//! Lowering a rule to IR: annotations, operations, patterns (globs or exec words) and
+//! clauses; conditions are type-checked in [`super::expr`], obligations in
+//! [`super::obligations`].
+
+use super::context::{check_domain, plugin_may_not, valid_id, Ctx};
+use super::expr::check_expr;
+use super::obligations::check_obligation;
+use crate::glob::{has_glob_meta, path_glob, LazyWordGlob};
+use crate::ir::{Clause, CompiledRule, ExecPattern, Layer, OpMask, Word, ALL_OPS};
+use crate::request::Domain;
+use crate::schema;
+use contextos_grammar::ast::{self, ListItem, Pattern};
+use contextos_grammar::{did_you_mean, Diagnostic};
+use std::collections::BTreeSet;
+
+pub(super) fn compile_rule(
+    ctx: &mut Ctx,
+    fi: usize,
+    r: &ast::Rule,
+    role: Option<&str>,
+) -> Option<CompiledRule> {
+    let errors_before = ctx.diags.iter().filter(|d| d.diagnostic.is_error()).count();
+    let domain = check_domain(ctx, fi, &r.domain)?;
+    if domain == Domain::Plugin && ctx.layers.get(fi) == Some(&Layer::Plugin) {
+        ctx.err(fi, plugin_may_not(r.domain.span, "decide plugins"));
+        return None;
+    }
+    let mut id = None;
+    let mut severity = None;
+    let mut seen_ann = BTreeSet::new();
+    for a in &r.annotations {
+        if !seen_ann.insert(a.name.node.clone()) {
+            ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0107",
+                    a.span,
+                    format!("`@{}` is given twice", a.name.node),
+                ),
+            );
+            continue;
+        }
+        match a.name.node.as_str() {
+            "id" => {
+                if !valid_id(&a.value.node) {
+                    ctx.err(
+                        fi,
+                        Diagnostic::error(
+                            "E0107",
+                            a.value.span,
+                            "rule ids use letters, digits and `-_.:/`",
+                        )
+                        .with_label("invalid id"),
+                    );
+                }
+                id = Some(a.value.node.clone());
+            }
+            "severity" => {
+                if matches!(a.value.node.as_str(), "error" | "warning" | "info") {
+                    severity = Some(a.value.node.clone());
+                } else {
+                    ctx.err(
+                        fi,
+                        Diagnostic::error(
+                            "E0107",
+                            a.value.span,
+                            format!("unknown severity `{}`", a.value.node),
+                        )
+                        .with_help("use error, warning or info"),
+                    );
+                }
+            }
+            other => {
+                let mut d = Diagnostic::error(
+                    "E0107",
+                    a.name.span,
+                    format!("unknown annotation `@{other}`"),
+                )
+                .with_label("expected @id or @severity");
+                if let Some(s) = did_you_mean(other, ["id", "severity"]) {
+                    d = d.with_help(format!("did you mean `@{s}`?"));
+                }
+                ctx.err(fi, d);
+            }
+        }
+    }
+    let origin = ctx.origin(fi, r.span);
+    let head_origin = ctx.origin(fi, r.head_span);
+    let id = id.unwrap_or_else(|| format!("{}:{}", head_origin.file, head_origin.line));
+
+    // Operations.
+    let allowed = schema::domain_ops(domain);
+    let mut ops: OpMask = if r.ops.is_empty() { ALL_OPS } else { 0 };
+    for op in &r.ops {
+        match allowed.iter().position(|o| *o == op.node) {
+            Some(i) => ops |= 1 << i,
+            None if allowed.is_empty() => ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0102",
+                    op.span,
+                    format!("`{domain}` rules take no operations"),
+                )
+                .with_label("unexpected operation")
+                .with_help("patterns are strings: write them in quotes"),
+            ),
+            None => {
+                let mut d = Diagnostic::error(
+                    "E0102",
+                    op.span,
+                    format!("unknown operation `{}` for `{domain}`", op.node),
+                )
+                .with_label(format!("expected one of: {}", allowed.join(", ")));
+                if let Some(s) = did_you_mean(&op.node, allowed.iter().copied()) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
+                }
+                ctx.err(fi, d);
+            }
+        }
+    }
+
+    // Patterns.
+    let mut patterns = Vec::new();
+    for p in &r.patterns {
+        let (items, span) = match p {
+            Pattern::Str(s) => (vec![ListItem::Str(s.clone())], s.span),
+            Pattern::Var(v) => (vec![ListItem::Var(v.clone())], v.span),
+            Pattern::List(l) => (l.node.clone(), l.span),
+        };
+        if let Some(vals) = ctx.expand(fi, &items, &mut Vec::new()) {
+            for v in vals {
+                patterns.push((v, span));
+            }
+        }
+    }
+    let mut exec_patterns = Vec::new();
+    for (p, span) in &patterns {
+        if domain == Domain::Exec {
+            match exec_pattern(p) {
+                Ok(ep) => exec_patterns.push(ep),
+                Err(e) => ctx.err(
+                    fi,
+                    Diagnostic::error("E0112", *span, format!("invalid exec pattern `{p}`: {e}")),
+                ),
+            }
+        } else if let Err(e) = path_glob(p) {
+            ctx.err(
+                fi,
+                Diagnostic::error("E0112", *span, format!("invalid glob `{p}`: {e}"))
+                    .with_label("here"),
+            );
+        }
+    }
+
+    // Clauses.
+    let mut clauses = Vec::new();
+    let mut because: Option<String> = None;
+    let mut obligations = Vec::new();
+    let mut analyzable = true;
+    for c in &r.clauses {
+        match c {
+            ast::Clause::When(e) | ast::Clause::Unless(e) => {
+                let negated = matches!(c, ast::Clause::Unless(_));
+                if contains_script(e) {
+                    analyzable = false;
+                }
+                if let Some(cond) = check_expr(ctx, fi, domain, e) {
+                    let span = e.span();
+                    clauses.push(Clause {
+                        negated,
+                        cond,
+                        text: format!(
+                            "{} {}",
+                            if negated { "unless" } else { "when" },
+                            match e {
+                                ast::Expr::Script(body) =>
+                                    format!("script {{ {} }}", body.node.trim()),
+                                _ => one_line(&ctx.text(fi, span)),
+                            }
+                        ),
+                        origin: ctx.origin(fi, span),
+                    });
+                }
+            }
+            ast::Clause::Because(s) => {
+                if because.is_some() {
+                    ctx.err(
+                        fi,
+                        Diagnostic::error("E0115", s.span, "a rule has at most one `because`"),
+                    );
+                }
+                because = Some(s.node.clone());
+            }
+            ast::Clause::With(o) => {
+                if let Some(ob) = check_obligation(ctx, fi, domain, r.effect.node, o, &obligations)
+                {
+                    obligations.push(ob);
+                }
+            }
+        }
+    }
+    if because.is_none() {
+        ctx.err(
+            fi,
+            Diagnostic::warning(
+                "W0201",
+                r.head_span,
+                format!("rule `{id}` has no `because`"),
+            )
+            .with_help("a reason tells the agent and the reviewer why the verdict was given"),
+        );
+    }
+    let errors_after = ctx.diags.iter().filter(|d| d.diagnostic.is_error()).count();
+    if errors_after > errors_before {
+        return None;
+    }
+    Some(CompiledRule {
+        id,
+        effect: r.effect.node,
+        domain,
+        ops,
+        role: role.map(str::to_string),
+        patterns: patterns.into_iter().map(|(p, _)| p).collect(),
+        exec_patterns,
+        clauses,
+        because,
+        severity,
+        obligations,
+        origin,
+        layer: ctx.layers[fi],
+        analyzable,
+    })
+}
+
+/// `git push *` → words [git, push] + any rest; `*` alone → any command.
+pub fn exec_pattern(p: &str) -> Result<ExecPattern, String> {
+    let mut words: Vec<&str> = p.split_whitespace().collect();
+    if words.is_empty() {
+        return Err("the pattern is empty".into());
+    }
+    let rest = words.last() == Some(&"*");
+    if rest {
+        words.pop();
+    }
+    let words = words
+        .into_iter()
+        .map(|w| {
+            if has_glob_meta(w) {
+                LazyWordGlob::new(w).map(Word::Glob)
+            } else {
+                Ok(Word::Literal(w.to_string()))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ExecPattern { words, rest })
+}
+
+/// Clause text for traces: one line, no trailing whitespace (pest spans may include it).
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn contains_script(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Script(_) => true,
+        ast::Expr::Or(v, _) | ast::Expr::And(v, _) => v.iter().any(contains_script),
+        ast::Expr::Not(e, _) | ast::Expr::Paren(e, _) => contains_script(e),
+        ast::Expr::Compare { .. } | ast::Expr::Truthy(_) => false,
+    }
+}

@@ -1,0 +1,49 @@
+//! The one `impl PolicySet` block: the set's public methods. Each delegates to the module
+//! that does the job, so those modules depend only on the data in [`crate::policy`] and
+//! never on each other through the set.
+
+use crate::decision::{Decision, ShellDecision};
+use crate::eval::{self, EvalOptions};
+use crate::ir::CompiledRule;
+use crate::policy::PolicySet;
+use crate::request::{Domain, Request};
+use crate::shell_decide::{self, ShellOptions};
+use crate::snapshot::{self, SnapshotError};
+use contextos_grammar::ast::Effect;
+
+impl PolicySet {
+    /// The verdict of a request no rule matches.
+    pub fn default_for(&self, d: Domain) -> Effect {
+        self.defaults[d.index()]
+    }
+
+    /// The rule with this id.
+    pub fn rule(&self, id: &str) -> Option<&CompiledRule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+
+    /// Decides one request. This is the single decision path of ContextOS.
+    pub fn decide(&self, req: &Request, opts: EvalOptions) -> Decision {
+        eval::decide(self, req, opts)
+    }
+
+    /// Decides a shell command line: every command and every file it changes.
+    pub fn decide_shell(
+        &self,
+        line: &str,
+        role: Option<&str>,
+        opts: ShellOptions<'_>,
+    ) -> ShellDecision {
+        shell_decide::decide_shell(self, line, role, opts)
+    }
+
+    /// Encodes the compiled set (without its tests).
+    pub fn to_snapshot(&self) -> Result<Vec<u8>, SnapshotError> {
+        snapshot::encode(self)
+    }
+
+    /// Decodes a snapshot into a policy set whose glob sets compile on first use.
+    pub fn from_snapshot(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
+        snapshot::decode(bytes)
+    }
+}
