@@ -37,6 +37,17 @@ impl PolicySet {
         shell_decide::decide_shell(self, line, role, opts)
     }
 
+    /// Decides a command given as argv, as `execve` receives it: the same analysis as
+    /// [`PolicySet::decide_shell`] without splitting or expanding the words again.
+    pub fn decide_argv(
+        &self,
+        argv: &[String],
+        role: Option<&str>,
+        opts: ShellOptions<'_>,
+    ) -> ShellDecision {
+        shell_decide::decide_argv(self, argv, role, opts)
+    }
+
     /// Encodes the compiled set (without its tests).
     pub fn to_snapshot(&self) -> Result<Vec<u8>, SnapshotError> {
         snapshot::encode(self)

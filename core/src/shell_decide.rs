@@ -82,6 +82,37 @@ pub(crate) fn decide_shell(
     role: Option<&str>,
     opts: ShellOptions<'_>,
 ) -> ShellDecision {
+    decide_commands(
+        set,
+        line.to_string(),
+        contextos_shell::split(line),
+        role,
+        opts,
+    )
+}
+
+/// Decides a command given as argv (no shell in between): the words are not split or
+/// expanded again, but wrappers are unwrapped as in a line. The decision's `line` is
+/// the argv quoted for a person to read.
+pub(crate) fn decide_argv(
+    set: &PolicySet,
+    argv: &[String],
+    role: Option<&str>,
+    opts: ShellOptions<'_>,
+) -> ShellDecision {
+    let line = contextos_shell::quote(argv);
+    decide_commands(set, line, contextos_shell::split_argv(argv), role, opts)
+}
+
+/// Decides the simple commands of one line (or argv): each command, each file it
+/// changes; an analysis error is the unknown verdict, never allow.
+fn decide_commands(
+    set: &PolicySet,
+    line: String,
+    commands: Result<Vec<contextos_shell::SimpleCommand>, contextos_shell::ShellError>,
+    role: Option<&str>,
+    opts: ShellOptions<'_>,
+) -> ShellDecision {
     let unknown = if opts.strict {
         Effect::Deny
     } else {
@@ -90,11 +121,11 @@ pub(crate) fn decide_shell(
     let eval = EvalOptions {
         explain: opts.explain,
     };
-    let commands = match contextos_shell::split(line) {
+    let commands = match commands {
         Ok(c) => c,
         Err(e) => {
             return ShellDecision {
-                line: line.to_string(),
+                line,
                 verdict: unknown,
                 parts: Vec::new(),
                 rejection: Some(Rejection {
@@ -168,7 +199,7 @@ pub(crate) fn decide_shell(
     }
     let verdict = verdict.unwrap_or_else(|| set.defaults[Domain::Exec.index()]);
     ShellDecision {
-        line: line.to_string(),
+        line,
         verdict,
         parts,
         rejection,

@@ -237,3 +237,28 @@ fn guides_take_apply_with_four_values() {
         ]
     );
 }
+
+#[test]
+fn argv_is_decided_as_words_with_wrappers_unwrapped() {
+    let set = set(&with_header(
+        "@id(\"no-rm\") deny exec \"rm *\" because \"r\";\n\
+         @id(\"echo\") allow exec \"echo *\" because \"e\";\n\
+         @id(\"hooks\") deny path write \".git/hooks/**\" because \"h\";\n",
+    ));
+    let opts = ShellOptions::default();
+    let words = |w: &[&str]| w.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+    // A wrapped rm is found and denied, as in a line.
+    let d = set.decide_argv(&words(&["sudo", "rm", "-rf", "/"]), None, opts);
+    assert_eq!(d.verdict, Effect::Deny);
+    assert_eq!(d.line, "sudo rm -rf /");
+    // No shell runs between argv and execve: `$(…)` and `>` are text, so echo is all
+    // that runs — while the same words as a line would run rm and write a hook.
+    let literal = words(&["echo", "$(rm -rf ~)", ">", ".git/hooks/pre-commit"]);
+    let d = set.decide_argv(&literal, None, opts);
+    assert_eq!(d.verdict, Effect::Allow, "{d:?}");
+    let as_line = set.decide_shell("echo $(rm -rf ~) > .git/hooks/pre-commit", None, opts);
+    assert_eq!(as_line.verdict, Effect::Deny);
+    // sh -c runs its argument as a line: analysed as one.
+    let d = set.decide_argv(&words(&["sh", "-c", "echo hi; rm x"]), None, opts);
+    assert_eq!(d.verdict, Effect::Deny);
+}

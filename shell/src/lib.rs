@@ -22,6 +22,7 @@ mod limits;
 mod names;
 mod options;
 mod parser;
+mod quote;
 mod shell_args;
 #[cfg(test)]
 mod test_support;
@@ -34,5 +35,6 @@ pub use error::ShellError;
 pub use file_op::FileOp;
 pub use limits::{MAX_DEPTH, MAX_INPUT_LEN};
 pub use names::basename;
+pub use quote::quote;
 pub use touches::{file_effects, FileEffect, FileEffects};
 pub use walker::{split, split_argv};
