@@ -1,8 +1,10 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 //! Snapshots of every emitter on the example project: any change to what ContextOS writes
 //! into an agent's configuration shows up as a reviewed diff.
-use contextos_engine::emit::{emit, Content, Target};
-use contextos_engine::*;
+use contextos_adapters::{emit, Agent, Content};
+use contextos_core::compile::{compile, CompileOptions, PolicySource};
+use contextos_core::ir::Layer;
+use contextos_core::policy::PolicySet;
 
 fn example_set() -> PolicySet {
     let mut sources: Vec<PolicySource> = contextos_stdlib::FILES
@@ -22,7 +24,7 @@ fn example_set() -> PolicySet {
     out.policy.unwrap_or_else(|| panic!("the example compiles"))
 }
 
-fn render(target: Target) -> String {
+fn render(target: Agent) -> String {
     let e = emit(&example_set(), &[target]);
     let mut s = String::new();
     for o in &e.outputs {
@@ -46,32 +48,32 @@ fn render(target: Target) -> String {
 
 #[test]
 fn agents_md() {
-    insta::assert_snapshot!(render(Target::Agents));
+    insta::assert_snapshot!(render(Agent::AgentsMd));
 }
 
 #[test]
 fn claude_code() {
-    insta::assert_snapshot!(render(Target::Claude));
+    insta::assert_snapshot!(render(Agent::Claude));
 }
 
 #[test]
 fn cursor() {
-    insta::assert_snapshot!(render(Target::Cursor));
+    insta::assert_snapshot!(render(Agent::Cursor));
 }
 
 #[test]
 fn github_copilot() {
-    insta::assert_snapshot!(render(Target::Copilot));
+    insta::assert_snapshot!(render(Agent::Copilot));
 }
 
 #[test]
 fn openai_codex() {
-    insta::assert_snapshot!(render(Target::Codex));
+    insta::assert_snapshot!(render(Agent::Codex));
 }
 
 #[test]
 fn two_runs_are_byte_identical() {
-    for t in Target::ALL {
+    for t in Agent::ALL {
         assert_eq!(render(t), render(t));
     }
 }

@@ -16,7 +16,7 @@
 //! Two formats are understood: the Codex `apply_patch` envelope (`*** Begin Patch` …
 //! `*** End Patch`) and unified diffs as `git diff` (or `diff -u`) prints them.
 
-use crate::protocol::ProtocolError;
+use super::event::ProtocolError;
 use contextos_core::PathOp;
 
 const BEGIN: &str = "*** Begin Patch";

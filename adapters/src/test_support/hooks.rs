@@ -1,0 +1,127 @@
+//! Hook fixtures (`tests/e2e/fixtures/hooks/<agent>/`) and shorthands for the dialect tests.
+
+use crate::protocol::fields::{path, shell};
+use crate::{parse_event, Action, Agent, Answer, HookEvent, Rendered};
+use contextos_core::PathOp;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+pub(crate) fn fixtures_dir(agent: Agent) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/e2e/fixtures/hooks")
+        .join(agent.as_str())
+}
+
+/// The fixture `name` of `agent`, decoded.
+pub(crate) fn fixture(agent: Agent, name: &str) -> HookEvent {
+    let file = fixtures_dir(agent).join(name);
+    let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    parse_event(agent, &bytes).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+pub(crate) fn sh(line: &str) -> Action {
+    shell(line)
+}
+pub(crate) fn p(op: PathOp, s: &str) -> Action {
+    path(op, s)
+}
+pub(crate) fn mcp(server: Option<&str>, tool: &str) -> Action {
+    Action::Mcp {
+        server: server.map(str::to_owned),
+        tool: tool.to_owned(),
+    }
+}
+pub(crate) fn fetch(url: &str) -> Action {
+    Action::Fetch {
+        url: url.to_owned(),
+    }
+}
+
+/// (file, event, tool, actions, can_ask, observe_only)
+pub(crate) type Expect = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Vec<Action>,
+    bool,
+    bool,
+);
+
+/// Every fixture of `agent` decodes as expected, and every fixture on disk has a case.
+pub(crate) fn check(agent: Agent, cases: Vec<Expect>) {
+    let mut seen = BTreeSet::new();
+    for (file, event, tool, actions, can_ask, observe_only) in cases {
+        let ev = fixture(agent, file);
+        assert_eq!(ev.agent, agent, "{file}");
+        assert_eq!(ev.event, event, "{file}");
+        assert_eq!(ev.tool, tool, "{file}");
+        assert_eq!(ev.actions, actions, "{file}");
+        assert_eq!(ev.can_ask, can_ask, "{file}: can_ask");
+        assert_eq!(ev.observe_only, observe_only, "{file}: observe_only");
+        let raw: Value =
+            serde_json::from_slice(&std::fs::read(fixtures_dir(agent).join(file)).unwrap())
+                .unwrap();
+        assert_eq!(ev.cwd.as_deref(), raw["cwd"].as_str(), "{file}: cwd");
+        assert!(ev.session.is_some(), "{file}: session");
+        seen.insert(file.to_owned());
+    }
+    let on_disk: BTreeSet<String> = std::fs::read_dir(fixtures_dir(agent))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    assert_eq!(
+        on_disk, seen,
+        "fixtures without expectations (or vice versa)"
+    );
+}
+
+/// A judged `Bash`-like event built by hand.
+pub(crate) fn ev(agent: Agent, event: &str, can_ask: bool) -> HookEvent {
+    HookEvent {
+        agent,
+        event: event.to_owned(),
+        tool: "Bash".to_owned(),
+        actions: vec![sh("rm -rf ~")],
+        cwd: None,
+        roots: vec![],
+        session: None,
+        can_ask,
+        observe_only: false,
+    }
+}
+pub(crate) fn allow(r: &str) -> Answer {
+    Answer::Allow { reason: r.into() }
+}
+pub(crate) fn ask(r: &str) -> Answer {
+    Answer::Ask { reason: r.into() }
+}
+pub(crate) fn deny(r: &str) -> Answer {
+    Answer::Deny { reason: r.into() }
+}
+/// One line on stdout, exit 0.
+pub(crate) fn out(stdout: &str) -> Rendered {
+    Rendered {
+        stdout: format!("{stdout}\n"),
+        stderr: String::new(),
+        exit: 0,
+    }
+}
+pub(crate) const WOULD_ASK: &str = "ContextOS would ask for confirmation here, but this hook cannot ask, so the action is denied: ";
+
+/// The error `input` is refused with.
+pub(crate) fn bad(agent: Agent, input: &str) -> String {
+    match parse_event(agent, input.as_bytes()) {
+        Ok(e) => panic!("expected an error for {input:?}, got {e:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Each `(input, part of the error)`: the input is refused with that error.
+pub(crate) fn refuses(agent: Agent, cases: &[(&str, &str)]) {
+    for (input, want) in cases {
+        let e = bad(agent, input);
+        assert!(e.contains(want), "{input}: {e:?} lacks {want:?}");
+    }
+}
