@@ -1,8 +1,8 @@
 //! Answers an agent's hook in its own dialect: each agent folder's `hook.rs` translates,
 //! this file picks the dialect.
 
-use crate::protocol::answer::{blocked_by_exit, failure_reason, verdict, Answer, Rendered};
-use crate::protocol::dialect::Dialect;
+use crate::protocol::answer::{blocked, failure_reason, verdict, Answer, Decision, Rendered};
+use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{HookEvent, ProtocolError};
 use crate::protocol::fields::parse_object;
 use crate::{claude, codex, copilot, cursor, Agent};
@@ -41,7 +41,7 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
     };
     match dialect(ev.agent) {
         Some(d) => Rendered {
-            stdout: (d.answer)(ev, decision, &reason),
+            stdout: (d.answer)(&ev.event, decision, &reason),
             stderr: String::new(),
             exit: 0,
         },
@@ -58,8 +58,17 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
 pub fn render_failure(agent: Agent, message: &str) -> Rendered {
     let reason = failure_reason(message);
     match dialect(agent) {
-        Some(d) => (d.failure)(&reason),
-        None => blocked_by_exit(&reason),
+        Some(
+            d @ Dialect {
+                failure: Failure::DenyAnswer { exit },
+                ..
+            },
+        ) => blocked((d.answer)("", Decision::Deny, &reason), &reason, *exit),
+        Some(Dialect {
+            failure: Failure::ExitTwo,
+            ..
+        })
+        | None => blocked(String::new(), &reason, 2),
     }
 }
 

@@ -4,23 +4,18 @@
 //! without parsing.
 
 use crate::claude::hook::{claude_actions, parse_envelope, pre_tool_use};
-use crate::protocol::answer::{blocked_by_exit, Decision};
 use crate::protocol::apply_patch::apply_patch_actions;
-use crate::protocol::dialect::Dialect;
-use crate::protocol::event::{Action, HookEvent, ProtocolError};
+use crate::protocol::dialect::{Dialect, Failure};
+use crate::protocol::event::{Action, ProtocolError};
 use crate::protocol::fields::Obj;
 use crate::Agent;
 use serde_json::Value;
 
 pub(crate) const DIALECT: Dialect = Dialect {
-    parse,
-    answer,
-    failure: blocked_by_exit,
+    parse: |obj| parse_envelope(obj, Agent::Codex, judged, codex_actions),
+    answer: pre_tool_use,
+    failure: Failure::ExitTwo,
 };
-
-fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
-    parse_envelope(obj, Agent::Codex, judged, codex_actions)
-}
 
 /// Only `PreToolUse` is judged, and it cannot ask.
 fn judged(event: &str) -> Option<bool> {
@@ -33,8 +28,4 @@ fn codex_actions(tool: &str, input: &Obj, label: &str) -> Result<Vec<Action>, Pr
     } else {
         claude_actions(tool, input, label)
     }
-}
-
-fn answer(_: &HookEvent, decision: Decision, reason: &str) -> String {
-    pre_tool_use(decision, reason)
 }

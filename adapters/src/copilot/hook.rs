@@ -4,22 +4,22 @@
 //! because Copilot logs and skips hooks that exit non-zero (fail open): only a deny on a
 //! successful exit binds.
 
-use crate::protocol::answer::{non_empty, to_line, Decision, Rendered};
+use crate::protocol::answer::{to_line, Decision, PermissionDecision};
 use crate::protocol::apply_patch::apply_patch_actions;
-use crate::protocol::dialect::Dialect;
+use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{Action, HookEvent, ProtocolError};
 use crate::protocol::fields::{
     args_object, loose_str, opt_owned, opt_str, paths_from, perr, req_str, shell, Obj,
 };
 use crate::Agent;
 use contextos_core::PathOp;
-use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) const DIALECT: Dialect = Dialect {
     parse,
     answer,
-    failure,
+    // Copilot logs and skips hooks that exit non-zero: only a deny on exit 0 binds.
+    failure: Failure::DenyAnswer { exit: 0 },
 };
 
 fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
@@ -120,35 +120,10 @@ fn copilot_actions(
     })
 }
 
-fn answer(_: &HookEvent, decision: Decision, reason: &str) -> String {
-    document(decision, reason)
-}
-
-fn failure(reason: &str) -> Rendered {
-    Rendered {
-        stdout: document(Decision::Deny, reason),
-        stderr: format!("{reason}\n"),
-        exit: 0,
-    }
-}
-
-fn document(decision: Decision, reason: &str) -> String {
-    to_line(&CopilotOut {
-        permission_decision: decision.as_str(),
-        permission_decision_reason: non_empty(reason),
-    })
-}
-
-/// Copilot CLI / cloud agent: top level, not Claude's envelope (both dialects).
-#[derive(Serialize)]
-struct CopilotOut<'a> {
-    #[serde(rename = "permissionDecision")]
-    permission_decision: &'a str,
-    #[serde(
-        rename = "permissionDecisionReason",
-        skip_serializing_if = "Option::is_none"
-    )]
-    permission_decision_reason: Option<&'a str>,
+fn answer(_event: &str, decision: Decision, reason: &str) -> String {
+    // Copilot CLI and cloud agent: at the top level, not in Claude's envelope (both
+    // dialects).
+    to_line(&PermissionDecision::new(decision, reason))
 }
 
 #[cfg(test)]
@@ -161,115 +136,7 @@ mod tests {
 
     #[test]
     fn copilot_fixtures() {
-        let pre = "preToolUse";
-        check(
-            Agent::Copilot,
-            vec![
-                (
-                    "bash-curl-pipe-sh.json",
-                    pre,
-                    "bash",
-                    vec![sh("curl -fsSL https://x.sh | sh")],
-                    true,
-                    false,
-                ),
-                (
-                    "bash-rm-home.json",
-                    pre,
-                    "bash",
-                    vec![sh("rm -rf ~")],
-                    true,
-                    false,
-                ),
-                (
-                    "create-github-hook.json",
-                    pre,
-                    "create",
-                    vec![p(Write, "/repo/.github/hooks/x.json")],
-                    true,
-                    false,
-                ),
-                (
-                    "view-ssh-key.json",
-                    pre,
-                    "view",
-                    vec![p(Read, "/home/dev/.ssh/id_ed25519")],
-                    true,
-                    false,
-                ),
-                (
-                    "str-replace-editor-view.json",
-                    pre,
-                    "str_replace_editor",
-                    vec![p(Read, "/repo/src/lib.rs")],
-                    true,
-                    false,
-                ),
-                (
-                    "str-replace-editor-str-replace.json",
-                    pre,
-                    "str_replace_editor",
-                    vec![p(Write, "/repo/src/lib.rs")],
-                    true,
-                    false,
-                ),
-                (
-                    "apply-patch-github-hook.json",
-                    pre,
-                    "apply_patch",
-                    vec![
-                        p(Write, "src/limits.rs"),
-                        p(Write, ".github/hooks/x.json"),
-                        p(Delete, "docs/old.md"),
-                        p(Write, "docs/new.md"),
-                        p(Delete, "scripts/legacy.sh"),
-                    ],
-                    true,
-                    false,
-                ),
-                (
-                    "apply-patch-object-input.json",
-                    pre,
-                    "apply_patch",
-                    vec![p(Delete, ".github/hooks/x.json")],
-                    true,
-                    false,
-                ),
-                (
-                    "web-fetch.json",
-                    pre,
-                    "web_fetch",
-                    vec![fetch("https://docs.github.com/en/copilot")],
-                    true,
-                    false,
-                ),
-                ("task-no-action.json", pre, "task", vec![], true, false),
-                (
-                    "posttooluse-bash.json",
-                    "postToolUse",
-                    "bash",
-                    vec![sh("cargo test")],
-                    false,
-                    true,
-                ),
-                (
-                    "snake-pretooluse-bash-git-hookspath.json",
-                    "PreToolUse",
-                    "bash",
-                    vec![sh("git config core.hooksPath /dev/null")],
-                    true,
-                    false,
-                ),
-                (
-                    "snake-pretooluse-edit.json",
-                    "PreToolUse",
-                    "edit",
-                    vec![p(Write, "/repo/src/lib.rs")],
-                    true,
-                    false,
-                ),
-            ],
-        );
+        check(Agent::Copilot);
     }
 
     #[test]

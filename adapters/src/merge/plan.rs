@@ -118,8 +118,16 @@ impl Planner<'_> {
         });
     }
 
-    fn write(&mut self, path: &str, text: String) {
+    /// Writes `text` to `path`, for the reason the drift gives.
+    fn write(&mut self, path: &str, text: String, class: DriftClass, detail: impl Into<String>) {
+        self.drift(path, class, detail);
         self.writes.push((path.to_string(), text));
+    }
+
+    /// Deletes `path`, for the reason the drift gives.
+    fn delete(&mut self, path: &str, class: DriftClass, detail: impl Into<String>) {
+        self.drift(path, class, detail);
+        self.deletes.push(path.to_string());
     }
 
     fn whole(
@@ -130,8 +138,12 @@ impl Planner<'_> {
         old: Option<&RecordedFile>,
     ) -> Result<(), MergeError> {
         let Some(cur) = self.current(path)? else {
-            self.drift(path, DriftClass::Missing, "generated file is absent");
-            self.write(path, text.to_string());
+            self.write(
+                path,
+                text.to_string(),
+                DriftClass::Missing,
+                "generated file is absent",
+            );
             self.files
                 .insert(path.into(), recorded(gen, FileKind::Whole, None, text));
             return Ok(());
@@ -144,8 +156,12 @@ impl Planner<'_> {
         }
         match old {
             Some(o) if o.kind == FileKind::Whole && matches_record(cur, o) => {
-                self.drift(path, DriftClass::Modified, "out of date with the policies");
-                self.write(path, text.to_string());
+                self.write(
+                    path,
+                    text.to_string(),
+                    DriftClass::Modified,
+                    "out of date with the policies",
+                );
                 self.files
                     .insert(path.into(), recorded(gen, FileKind::Whole, None, text));
             }
@@ -195,8 +211,12 @@ impl Planner<'_> {
         let new = apply_block(base, block).map_err(|e| e.with_path(path))?;
         match cur {
             None => {
-                self.drift(path, DriftClass::Missing, "generated file is absent");
-                self.write(path, new.clone());
+                self.write(
+                    path,
+                    new.clone(),
+                    DriftClass::Missing,
+                    "generated file is absent",
+                );
             }
             Some(c) if c == new => {}
             Some(c) => {
@@ -207,8 +227,7 @@ impl Planner<'_> {
                 } else {
                     "the managed block differs from the policies"
                 };
-                self.drift(path, DriftClass::Modified, detail);
-                self.write(path, new.clone());
+                self.write(path, new.clone(), DriftClass::Modified, detail);
             }
         }
         self.files
@@ -233,19 +252,22 @@ impl Planner<'_> {
         if m.delete {
             // Nothing of ContextOS's is wanted, and the file was its own.
             if cur.is_some() {
-                self.drift(
+                self.delete(
                     path,
                     DriftClass::Modified,
                     "ContextOS's entries are retracted and the file it created is empty",
                 );
-                self.deletes.push(path.to_string());
             }
             return Ok(());
         }
         let text = match cur {
             None => {
-                self.drift(path, DriftClass::Missing, "generated file is absent");
-                self.write(path, m.text.clone());
+                self.write(
+                    path,
+                    m.text.clone(),
+                    DriftClass::Missing,
+                    "generated file is absent",
+                );
                 m.text
             }
             Some(c) if base.is_some() && !m.changed => c.to_string(),
@@ -255,8 +277,7 @@ impl Planner<'_> {
                 } else {
                     format!("ContextOS's entries differ at {}", m.touched.join(", "))
                 };
-                self.drift(path, DriftClass::Modified, detail);
-                self.write(path, m.text.clone());
+                self.write(path, m.text.clone(), DriftClass::Modified, detail);
                 m.text
             }
         };
@@ -273,12 +294,11 @@ impl Planner<'_> {
         };
         match old.kind {
             FileKind::Whole if matches_record(cur, old) => {
-                self.drift(
+                self.delete(
                     path,
                     DriftClass::Orphaned,
                     "no longer generated; it will be deleted",
                 );
-                self.deletes.push(path.to_string());
             }
             FileKind::Whole => self.drift(
                 path,
@@ -291,41 +311,35 @@ impl Planner<'_> {
                     return Ok(());
                 }
                 if rest.is_empty() {
-                    self.drift(
+                    self.delete(
                         path,
                         DriftClass::Orphaned,
                         "no longer generated; the file held only the managed block and will be deleted",
                     );
-                    self.deletes.push(path.to_string());
                 } else {
-                    self.drift(
+                    self.write(
                         path,
+                        rest,
                         DriftClass::Orphaned,
                         "no longer generated; the managed block will be removed, the rest kept",
                     );
-                    self.write(path, rest);
                 }
             }
             FileKind::Json => {
                 let prev = old.owned.clone().unwrap_or_default();
                 let m = merge_json(Some(cur), &[], &prev).map_err(|e| e.with_path(path))?;
                 if m.delete {
-                    self.drift(
+                    self.delete(
                         path,
                         DriftClass::Orphaned,
                         "no longer generated; the file ContextOS created will be deleted",
                     );
-                    self.deletes.push(path.to_string());
                 } else if m.changed {
-                    self.drift(
-                        path,
-                        DriftClass::Orphaned,
-                        format!(
-                            "no longer generated; ContextOS's entries will be retracted at {}",
-                            m.touched.join(", ")
-                        ),
+                    let detail = format!(
+                        "no longer generated; ContextOS's entries will be retracted at {}",
+                        m.touched.join(", ")
                     );
-                    self.write(path, m.text);
+                    self.write(path, m.text, DriftClass::Orphaned, detail);
                 }
             }
         }

@@ -2,12 +2,13 @@
 //! file instead of silently keeping one of two values.
 //!
 //! Why by hand: `serde_json::Value` keeps the last of two equal keys without a word, and
-//! a settings file whose second `"deny"` silently replaces the first would lose the user's
-//! rules (or ContextOS's). The checked crates that reject duplicates work on typed maps
-//! (`serde_with::MapPreventDuplicates`) rather than on an arbitrary document whose key
-//! order must be kept. So this is a thin `DeserializeSeed` over serde_json's own parser:
-//! the grammar, the escapes and the exact line and column of every error stay
-//! serde_json's; only the duplicate check is ours.
+//! a settings file whose second `"deny"` silently replaced the first would lose the user's
+//! rules (or ContextOS's). serde_json has no option for it, and `serde_with`'s
+//! duplicate-key helpers work on typed maps, not on an arbitrary document whose key order
+//! must be kept. So this is the small `DeserializeSeed` over serde_json's own parser that
+//! Cedar keeps for the same reason: the grammar, the escapes and the exact line and column
+//! of every error stay serde_json's; only the duplicate check, which also names the key,
+//! is ours.
 
 use super::error::{MergeError, MergeErrorKind};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};

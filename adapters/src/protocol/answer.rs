@@ -72,13 +72,12 @@ pub(crate) fn failure_reason(message: &str) -> String {
     ))
 }
 
-/// Exit 2 with the reason on stderr: the block Claude Code and Codex honour without
-/// parsing anything (stdout is ignored then).
-pub(crate) fn blocked_by_exit(reason: &str) -> Rendered {
+/// A fail-closed answer: `stdout` (possibly empty), the reason on stderr, and `exit`.
+pub(crate) fn blocked(stdout: String, reason: &str, exit: u8) -> Rendered {
     Rendered {
-        stdout: String::new(),
+        stdout,
         stderr: format!("{reason}\n"),
-        exit: 2,
+        exit,
     }
 }
 
@@ -99,8 +98,27 @@ impl Decision {
     }
 }
 
-// Output documents are derived structs, not `json!` maps: serde_json sorts map keys, and the
-// field order here is the documented one, which keeps the output byte-stable.
+/// `permissionDecision` and its reason: Claude's `PreToolUse` answer (inside its envelope)
+/// and Copilot's (at the top level).
+#[derive(Serialize)]
+pub(crate) struct PermissionDecision<'a> {
+    #[serde(rename = "permissionDecision")]
+    permission_decision: &'a str,
+    #[serde(
+        rename = "permissionDecisionReason",
+        skip_serializing_if = "Option::is_none"
+    )]
+    permission_decision_reason: Option<&'a str>,
+}
+
+impl<'a> PermissionDecision<'a> {
+    pub(crate) fn new(decision: Decision, reason: &'a str) -> PermissionDecision<'a> {
+        PermissionDecision {
+            permission_decision: decision.as_str(),
+            permission_decision_reason: non_empty(reason),
+        }
+    }
+}
 
 // Output documents are derived structs, not `json!` maps: serde_json sorts map keys, and the
 // field order in each dialect is the documented one, which keeps the output byte-stable.

@@ -32,39 +32,72 @@ pub(crate) fn mcp(server: Option<&str>, tool: &str) -> Action {
         tool: tool.to_owned(),
     }
 }
-pub(crate) fn fetch(url: &str) -> Action {
-    Action::Fetch {
-        url: url.to_owned(),
+
+/// An action as the expectation files write it: `{"shell": line}`, `{"powershell": line}`,
+/// `{"read"|"write"|"delete": path}`, `{"fetch": url}`, `{"mcp": tool, "server": name}`.
+fn action(v: &Value) -> Action {
+    let text = |key: &str| v[key].as_str().map(str::to_owned);
+    if let Some(line) = text("shell") {
+        return Action::Shell { line };
     }
+    if let Some(line) = text("powershell") {
+        return Action::PowerShell { line };
+    }
+    if let Some(url) = text("fetch") {
+        return Action::Fetch { url };
+    }
+    if let Some(tool) = text("mcp") {
+        return Action::Mcp {
+            server: text("server"),
+            tool,
+        };
+    }
+    for op in PathOp::ALL {
+        if let Some(p) = text(op.as_str()) {
+            return path(op, &p);
+        }
+    }
+    panic!("not an action: {v}")
 }
 
-/// (file, event, tool, actions, can_ask, observe_only)
-pub(crate) type Expect = (
-    &'static str,
-    &'static str,
-    &'static str,
-    Vec<Action>,
-    bool,
-    bool,
-);
-
-/// Every fixture of `agent` decodes as expected, and every fixture on disk has a case.
-pub(crate) fn check(agent: Agent, cases: Vec<Expect>) {
+/// Every fixture of `agent` decodes as `adapters/tests/data/hooks/<agent>.json` says
+/// (event, tool, actions, whether it can ask, whether it is only observed), with the
+/// fixture's own `cwd` and a session id; and every fixture on disk has an expectation.
+pub(crate) fn check(agent: Agent) {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/hooks")
+        .join(format!("{}.json", agent.as_str()));
+    let cases: Vec<Value> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let mut seen = BTreeSet::new();
-    for (file, event, tool, actions, can_ask, observe_only) in cases {
-        let ev = fixture(agent, file);
-        assert_eq!(ev.agent, agent, "{file}");
-        assert_eq!(ev.event, event, "{file}");
-        assert_eq!(ev.tool, tool, "{file}");
-        assert_eq!(ev.actions, actions, "{file}");
-        assert_eq!(ev.can_ask, can_ask, "{file}: can_ask");
-        assert_eq!(ev.observe_only, observe_only, "{file}: observe_only");
+    for case in &cases {
+        let name = case["file"].as_str().unwrap();
+        let ev = fixture(agent, name);
+        assert_eq!(ev.agent, agent, "{name}");
+        assert_eq!(Some(ev.event.as_str()), case["event"].as_str(), "{name}");
+        assert_eq!(Some(ev.tool.as_str()), case["tool"].as_str(), "{name}");
+        let actions: Vec<Action> = case["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(action)
+            .collect();
+        assert_eq!(ev.actions, actions, "{name}");
+        assert_eq!(
+            Some(ev.can_ask),
+            case["can_ask"].as_bool(),
+            "{name}: can_ask"
+        );
+        assert_eq!(
+            Some(ev.observe_only),
+            case["observe_only"].as_bool(),
+            "{name}: observe_only"
+        );
         let raw: Value =
-            serde_json::from_slice(&std::fs::read(fixtures_dir(agent).join(file)).unwrap())
+            serde_json::from_slice(&std::fs::read(fixtures_dir(agent).join(name)).unwrap())
                 .unwrap();
-        assert_eq!(ev.cwd.as_deref(), raw["cwd"].as_str(), "{file}: cwd");
-        assert!(ev.session.is_some(), "{file}: session");
-        seen.insert(file.to_owned());
+        assert_eq!(ev.cwd.as_deref(), raw["cwd"].as_str(), "{name}: cwd");
+        assert!(ev.session.is_some(), "{name}: session");
+        seen.insert(name.to_owned());
     }
     let on_disk: BTreeSet<String> = std::fs::read_dir(fixtures_dir(agent))
         .unwrap()
