@@ -145,34 +145,23 @@ mod tests {
     #[test]
     fn failures_fail_closed() {
         let msg = "ContextOS could not verify this action, so it is blocked: policy invalid";
-        assert_eq!(
-            render_failure(Agent::Claude, "policy invalid"),
-            Rendered {
-                stdout: String::new(),
+        let cursor =
+            format!(r#"{{"permission":"deny","user_message":"{msg}","agent_message":"{msg}"}}"#);
+        let copilot =
+            format!(r#"{{"permissionDecision":"deny","permissionDecisionReason":"{msg}"}}"#);
+        for (agent, stdout, exit) in [
+            (Agent::Claude, String::new(), 2),
+            (Agent::Codex, String::new(), 2),
+            (Agent::Cursor, cursor + "\n", 2),
+            (Agent::Copilot, copilot + "\n", 0),
+        ] {
+            let want = Rendered {
+                stdout,
                 stderr: format!("{msg}\n"),
-                exit: 2
-            }
-        );
-        assert_eq!(
-            render_failure(Agent::Cursor, "policy invalid"),
-            Rendered {
-                stdout: format!(
-                    r#"{{"permission":"deny","user_message":"{msg}","agent_message":"{msg}"}}"#
-                ) + "\n",
-                stderr: format!("{msg}\n"),
-                exit: 2
-            }
-        );
-        assert_eq!(
-            render_failure(Agent::Copilot, "policy invalid"),
-            Rendered {
-                stdout: format!(
-                    r#"{{"permissionDecision":"deny","permissionDecisionReason":"{msg}"}}"#
-                ) + "\n",
-                stderr: format!("{msg}\n"),
-                exit: 0
-            }
-        );
+                exit,
+            };
+            assert_eq!(render_failure(agent, "policy invalid"), want, "{agent:?}");
+        }
     }
 
     #[test]

@@ -7,19 +7,22 @@ use contextos_core::ir::Layer;
 use contextos_core::policy::PolicySet;
 
 fn example_set() -> PolicySet {
-    let mut sources: Vec<PolicySource> = contextos_stdlib::FILES
+    let user = (
+        ".contextos/policies/main.policy",
+        include_str!("../../examples/rust-service/.contextos/policies/main.policy"),
+        Layer::User,
+    );
+    let stdlib = contextos_stdlib::FILES
         .iter()
-        .map(|(name, text)| PolicySource {
-            name: (*name).to_string(),
-            text: (*text).to_string(),
-            layer: Layer::Stdlib,
+        .map(|&(n, t)| (n, t, Layer::Stdlib));
+    let sources: Vec<PolicySource> = stdlib
+        .chain([user])
+        .map(|(name, text, layer)| PolicySource {
+            name: name.to_string(),
+            text: text.to_string(),
+            layer,
         })
         .collect();
-    sources.push(PolicySource {
-        name: ".contextos/policies/main.policy".into(),
-        text: include_str!("../../examples/rust-service/.contextos/policies/main.policy").into(),
-        layer: Layer::User,
-    });
     let out = compile(&sources, &CompileOptions::default());
     out.policy.unwrap_or_else(|| panic!("the example compiles"))
 }
@@ -46,29 +49,26 @@ fn render(target: Agent) -> String {
     s
 }
 
+/// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
+const SNAPSHOTS: [(&str, Agent); 5] = [
+    ("agents_md", Agent::AgentsMd),
+    ("claude_code", Agent::Claude),
+    ("cursor", Agent::Cursor),
+    ("github_copilot", Agent::Copilot),
+    ("openai_codex", Agent::Codex),
+];
+
 #[test]
-fn agents_md() {
-    insta::assert_snapshot!(render(Agent::AgentsMd));
+fn every_agent_matches_its_snapshot() {
+    for (name, agent) in SNAPSHOTS {
+        insta::assert_snapshot!(name, render(agent));
+    }
 }
 
 #[test]
-fn claude_code() {
-    insta::assert_snapshot!(render(Agent::Claude));
-}
-
-#[test]
-fn cursor() {
-    insta::assert_snapshot!(render(Agent::Cursor));
-}
-
-#[test]
-fn github_copilot() {
-    insta::assert_snapshot!(render(Agent::Copilot));
-}
-
-#[test]
-fn openai_codex() {
-    insta::assert_snapshot!(render(Agent::Codex));
+fn every_agent_has_a_snapshot() {
+    let named: Vec<Agent> = SNAPSHOTS.iter().map(|(_, a)| *a).collect();
+    assert_eq!(named, Agent::ALL);
 }
 
 #[test]

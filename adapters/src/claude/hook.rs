@@ -266,17 +266,15 @@ mod tests {
 
     #[test]
     fn claude_observe_only_tolerates_anything() {
-        let e = parse_event(
+        let e = parsed(
             Agent::Claude,
             br#"{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{}}"#,
-        )
-        .unwrap();
+        );
         assert!(e.observe_only && e.actions.is_empty());
-        let e = parse_event(
+        let e = parsed(
             Agent::Claude,
             br#"{"hook_event_name":"SessionStart","source":"startup"}"#,
-        )
-        .unwrap();
+        );
         assert_eq!(
             (e.event.as_str(), e.tool.as_str()),
             ("SessionStart", "SessionStart")

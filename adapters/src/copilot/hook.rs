@@ -249,45 +249,36 @@ mod tests {
 
     #[test]
     fn copilot_tool_names_are_case_insensitive_and_str_replace_editor_defaults_to_write() {
-        let e = parse_event(
+        let e = parsed(
             Agent::Copilot,
             br#"{"toolName":"Bash","toolArgs":{"command":"ls"}}"#,
-        )
-        .unwrap();
+        );
         assert_eq!(e.actions, vec![sh("ls")]);
-        let e = parse_event(
+        let e = parsed(
             Agent::Copilot,
             br#"{"toolName":"str_replace_editor","toolArgs":{"path":"/repo/a"}}"#,
-        )
-        .unwrap();
+        );
         assert_eq!(e.actions, vec![p(Write, "/repo/a")]);
-        let e = parse_event(
-            Agent::Copilot,
-            br#"{"toolName":"str_replace_editor","toolArgs":{"command":"insert","path":"/repo/a","file_path":"/repo/b"}}"#,
-        )
-        .unwrap();
+        let e = parsed(Agent::Copilot, br#"{"toolName":"str_replace_editor","toolArgs":{"command":"insert","path":"/repo/a","file_path":"/repo/b"}}"#);
         assert_eq!(e.actions, vec![p(Write, "/repo/a"), p(Write, "/repo/b")]);
-        let e = parse_event(
+        let e = parsed(
             Agent::Copilot,
             br#"{"toolName":"grep","toolArgs":{"pattern":"x","path":"/home/dev/.aws"}}"#,
-        )
-        .unwrap();
+        );
         assert_eq!(e.actions, vec![p(Read, "/home/dev/.aws")]);
     }
 
     #[test]
     fn copilot_session_events_are_observe_only() {
-        let e = parse_event(
+        let e = parsed(
             Agent::Copilot,
             br#"{"hook_event_name":"PostToolUse","tool_name":"bash","tool_input":"garbage"}"#,
-        )
-        .unwrap();
+        );
         assert!(e.observe_only && e.actions.is_empty());
-        let e = parse_event(
+        let e = parsed(
             Agent::Copilot,
             br#"{"hookEventName":"sessionStart","timestamp":1,"cwd":"/repo","source":"new"}"#,
-        )
-        .unwrap();
+        );
         assert!(e.observe_only);
         assert_eq!(e.tool, "sessionStart");
     }

@@ -155,8 +155,8 @@ struct CursorOut<'a> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
+    use crate::render;
     use crate::test_support::hooks::*;
-    use crate::{parse_event, render};
     use PathOp::Write;
 
     #[test]
@@ -244,11 +244,7 @@ mod tests {
 
     #[test]
     fn cursor_judges_every_path_field() {
-        let e = parse_event(
-            Agent::Cursor,
-            br#"{"hook_event_name":"preToolUse","tool_name":"Edit","tool_input":{"path":"/repo/ok.txt","target_file":"/repo/.cursor/hooks.json"}}"#,
-        )
-        .unwrap();
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"preToolUse","tool_name":"Edit","tool_input":{"path":"/repo/ok.txt","target_file":"/repo/.cursor/hooks.json"}}"#);
         assert_eq!(
             e.actions,
             vec![
@@ -257,18 +253,13 @@ mod tests {
             ]
         );
         // tool_input may arrive as a JSON string.
-        let e = parse_event(
-            Agent::Cursor,
-            br#"{"hook_event_name":"preToolUse","tool_name":"StrReplace","tool_input":"{\"file_path\":\"/repo/a.rs\"}"}"#,
-        )
-        .unwrap();
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"preToolUse","tool_name":"StrReplace","tool_input":"{\"file_path\":\"/repo/a.rs\"}"}"#);
         assert_eq!(e.actions, vec![p(Write, "/repo/a.rs")]);
         // Grep without a path judges nothing; with one, a read.
-        let e = parse_event(
+        let e = parsed(
             Agent::Cursor,
             br#"{"hook_event_name":"preToolUse","tool_name":"Grep","tool_input":{"pattern":"x"}}"#,
-        )
-        .unwrap();
+        );
         assert!(e.actions.is_empty() && !e.observe_only);
     }
 }

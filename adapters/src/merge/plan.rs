@@ -593,6 +593,17 @@ mod tests {
         (disk, p.record)
     }
 
+    /// Compiles [`outputs_v1`] over [`user_disk`], lets `edit` rewrite the file at `path`,
+    /// and plans again: the first record and the new plan.
+    fn replan_after_edit(path: &str, edit: impl FnOnce(&str) -> String) -> (OwnershipRecord, Plan) {
+        let outs = outputs_v1();
+        let (mut disk, record) = compiled(&outs);
+        let text = edit(&disk[path]);
+        disk.insert(path.into(), text);
+        let p = run(&disk, &outs, Some(&record), "in1");
+        (record, p)
+    }
+
     #[test]
     fn first_run_writes_second_run_is_in_sync() {
         let outs = outputs_v1();
@@ -682,11 +693,9 @@ mod tests {
 
     #[test]
     fn removed_owned_json_entry_is_modified() {
-        let outs = outputs_v1();
-        let (mut disk, record) = compiled(&outs);
-        let s = disk[".claude/settings.json"].replace("\"Edit(db/**)\"", "\"Edit(other)\"");
-        disk.insert(".claude/settings.json".into(), s);
-        let p = run(&disk, &outs, Some(&record), "in1");
+        let (_, p) = replan_after_edit(".claude/settings.json", |s| {
+            s.replace("\"Edit(db/**)\"", "\"Edit(other)\"")
+        });
         assert_eq!(
             classes(&p),
             vec![(".claude/settings.json", DriftClass::Modified)]
@@ -702,17 +711,14 @@ mod tests {
 
     #[test]
     fn edited_whole_file_is_unmanaged_and_refuses() {
-        let outs = outputs_v1();
-        let (mut disk, record) = compiled(&outs);
-        disk.insert(".cursor/rules/contextos.mdc".into(), "mine now\n".into());
-        let p = run(&disk, &outs, Some(&record), "in1");
+        let (record, p) = replan_after_edit(".cursor/rules/contextos.mdc", |_| "mine now\n".into());
         assert_eq!(
             classes(&p),
             vec![(".cursor/rules/contextos.mdc", DriftClass::Unmanaged)]
         );
         assert!(p.refused());
         assert!(p.writes.is_empty());
-        // The record keeps the old record, so nothing is silently released.
+        // The new record keeps the old entry, so nothing is silently released.
         assert_eq!(
             p.record.files[".cursor/rules/contextos.mdc"],
             record.files[".cursor/rules/contextos.mdc"]
@@ -721,11 +727,8 @@ mod tests {
 
     #[test]
     fn crlf_checkout_of_a_whole_file_is_in_sync() {
-        let outs = outputs_v1();
-        let (mut disk, record) = compiled(&outs);
-        let crlf = disk[".cursor/rules/contextos.mdc"].replace('\n', "  \r\n");
-        disk.insert(".cursor/rules/contextos.mdc".into(), crlf);
-        let p = run(&disk, &outs, Some(&record), "in1");
+        let (_, p) =
+            replan_after_edit(".cursor/rules/contextos.mdc", |s| s.replace('\n', "  \r\n"));
         assert!(p.drift.is_empty() && p.writes.is_empty(), "{:?}", p.drift);
     }
 
@@ -937,29 +940,23 @@ mod tests {
 
     #[test]
     fn plan_errors_name_the_file() {
-        let outs = vec![block("AGENTS.md", "x")];
-        let disk = Disk::from([("AGENTS.md".to_string(), format!("a\n{B}\n"))]);
-        let e = plan(
-            &outs,
-            &current(&disk, &outs, None),
-            &StoredRecord::default(),
-            "in",
-        )
-        .unwrap_err();
+        let refused = |outs: &[Output], path: &str, text: &str| {
+            let disk = Disk::from([(path.to_string(), text.to_string())]);
+            let stored = StoredRecord::default();
+            plan(outs, &current(&disk, outs, None), &stored, "in").unwrap_err()
+        };
+        let e = refused(
+            &[block("AGENTS.md", "x")],
+            "AGENTS.md",
+            &format!("a\n{B}\n"),
+        );
         assert_eq!(e.path(), "AGENTS.md");
         assert_eq!(
             e.to_string().split(':').take(2).collect::<Vec<_>>(),
             ["AGENTS.md", "2"]
         );
         let outs = vec![json_out("s.json", vec![key("/a", json!(1))])];
-        let disk = Disk::from([("s.json".to_string(), "{oops".to_string())]);
-        let e = plan(
-            &outs,
-            &current(&disk, &outs, None),
-            &StoredRecord::default(),
-            "in",
-        )
-        .unwrap_err();
+        let e = refused(&outs, "s.json", "{oops");
         assert_eq!((e.code(), e.path()), ("emit.json.syntax", "s.json"));
         let e = plan(&outs, &Current::default(), &StoredRecord::default(), "in").unwrap_err();
         assert_eq!(e.code(), "emit.plan.not-read");

@@ -143,6 +143,11 @@ pub(crate) fn out(stdout: &str) -> Rendered {
 }
 pub(crate) const WOULD_ASK: &str = "ContextOS would ask for confirmation here, but this hook cannot ask, so the action is denied: ";
 
+/// `input`, decoded.
+pub(crate) fn parsed(agent: Agent, input: &[u8]) -> HookEvent {
+    parse_event(agent, input).unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(input)))
+}
+
 /// The error `input` is refused with.
 pub(crate) fn bad(agent: Agent, input: &str) -> String {
     match parse_event(agent, input.as_bytes()) {

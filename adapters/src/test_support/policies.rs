@@ -122,47 +122,41 @@ fn compile_sources(sources: Vec<PolicySource>) -> PolicySet {
     }
 }
 
+/// One policy source.
+fn source(name: &str, text: &str, layer: Layer) -> PolicySource {
+    PolicySource {
+        name: name.into(),
+        text: text.into(),
+        layer,
+    }
+}
+
+/// [`STD`] as stdlib sources.
+fn std_sources() -> Vec<PolicySource> {
+    STD.iter()
+        .map(|(n, t)| source(n, t, Layer::Stdlib))
+        .collect()
+}
+
 /// The stdlib alone.
 pub(crate) fn stdlib() -> PolicySet {
-    compile_sources(
-        STD.iter()
-            .map(|(n, t)| PolicySource {
-                name: (*n).into(),
-                text: (*t).into(),
-                layer: Layer::Stdlib,
-            })
-            .collect(),
-    )
+    compile_sources(std_sources())
 }
 
 /// The stdlib plus [`USER`].
 pub(crate) fn full() -> PolicySet {
-    let mut sources: Vec<PolicySource> = STD
-        .iter()
-        .map(|(n, t)| PolicySource {
-            name: (*n).into(),
-            text: (*t).into(),
-            layer: Layer::Stdlib,
-        })
-        .collect();
-    sources.push(PolicySource {
-        name: "main.policy".into(),
-        text: USER.into(),
-        layer: Layer::User,
-    });
+    let mut sources = std_sources();
+    sources.push(source("main.policy", USER, Layer::User));
     compile_sources(sources)
 }
 
 /// A small user policy alone (it declares its own defaults).
 pub(crate) fn small(src: &str) -> PolicySet {
-    compile_sources(vec![PolicySource {
-        name: "main.policy".into(),
-        text: format!(
-            "language 1;\ndefault path = allow;\ndefault exec = ask;\n\
-             default plugin = deny;\ndefault commit = allow;\n{src}"
-        ),
-        layer: Layer::User,
-    }])
+    let text = format!(
+        "language 1;\ndefault path = allow;\ndefault exec = ask;\n\
+         default plugin = deny;\ndefault commit = allow;\n{src}"
+    );
+    compile_sources(vec![source("main.policy", &text, Layer::User)])
 }
 
 /// What the emitter produced for `path`.
