@@ -1,7 +1,7 @@
 //! The `AGENTS.md` managed block.
 
-use crate::text::guides::sorted_guides;
-use crate::text::markdown::{glob_list, md_block, md_code, md_inline};
+use crate::text::guides::{push_guide_body, sorted_guides};
+use crate::text::markdown::{glob_list, md_code, md_inline};
 use crate::text::rules::{describe_head, rule_line, sorted_rules};
 use crate::{Agent, Content, Emitted, Output};
 use contextos_core::ir::CompiledRule;
@@ -133,11 +133,7 @@ fn write_guide(out: &mut String, h: &str, g: &CompiledGuide) {
     if !g.scope.is_empty() && g.role.is_some() {
         out.push_str(&format!("\nApplies to: {}\n", glob_list(&g.scope)));
     }
-    let body = md_block(&g.text);
-    if !body.is_empty() {
-        out.push('\n');
-        out.push_str(&body);
-    }
+    push_guide_body(out, g);
 }
 
 fn effect_rank(e: Effect) -> u8 {

@@ -17,8 +17,8 @@
 //! Enforcement is the hook, registered fail-closed on every event it judges.
 
 use crate::text::globs::comma_globs;
-use crate::text::guides::{guide_stems, GENERATED_HEADER};
-use crate::text::markdown::{glob_list, md_block, md_code, md_inline};
+use crate::text::guides::{guide_stems, push_guide_body, GENERATED_HEADER};
+use crate::text::markdown::{glob_list, md_code, md_inline};
 use crate::text::yaml::{frontmatter, Fm};
 use crate::{Agent, Content, Emitted, JsonPart, Lossy, Output};
 use contextos_core::policy::GuideApply;
@@ -143,11 +143,7 @@ fn mdc(g: &CompiledGuide) -> String {
         }
         text.push_str(".\n");
     }
-    let body = md_block(&g.text);
-    if !body.is_empty() {
-        text.push('\n');
-        text.push_str(&body);
-    }
+    push_guide_body(&mut text, g);
     text
 }
 

@@ -81,30 +81,62 @@ fn pointer_string(segs: &[String]) -> String {
         .collect()
 }
 
-/// The object at `segs`. With `create`, missing objects are added (appended to their
-/// parent, and recorded in `created`) and crossing a non-object is an error; without it,
-/// a missing or non-object step gives `None`.
-fn object_at<'v>(
-    root: &'v mut Map<String, Value>,
-    segs: &[String],
-    pointer: &str,
-    create: bool,
-    created: &mut BTreeSet<String>,
-) -> Result<Option<&'v mut Map<String, Value>>, MergeError> {
+type Obj = Map<String, Value>;
+/// A container found on the way down a pointer, if it is there.
+type Found<'v, T> = Result<Option<&'v mut T>, MergeError>;
+
+/// The way down one pointer: `pointer` names it in errors; with `create`, missing
+/// containers are added (appended to their parent) and recorded there.
+struct Walk<'w> {
+    pointer: &'w str,
+    create: Option<&'w mut BTreeSet<String>>,
+}
+
+impl<'w> Walk<'w> {
+    /// Finds what is there; nothing is added.
+    fn find(pointer: &'w str) -> Walk<'w> {
+        Walk {
+            pointer,
+            create: None,
+        }
+    }
+
+    /// Adds missing containers when `create`, recording them in `created`.
+    fn make(pointer: &'w str, create: bool, created: &'w mut BTreeSet<String>) -> Walk<'w> {
+        Walk {
+            pointer,
+            create: create.then_some(created),
+        }
+    }
+
+    /// Adds `empty` at `key` of `parent` when it is missing and the walk creates; `false`
+    /// when it is missing and stays so.
+    fn ensure(&mut self, parent: &mut Obj, key: &str, empty: Value, at: &[String]) -> bool {
+        if parent.contains_key(key) {
+            return true;
+        }
+        let Some(created) = self.create.as_deref_mut() else {
+            return false;
+        };
+        parent.insert(key.to_string(), empty);
+        created.insert(pointer_string(at));
+        true
+    }
+}
+
+/// The object at `segs`. A walk that creates adds missing objects, and crossing a
+/// non-object is an error; a walk that finds gives `None` for a missing or non-object step.
+fn object_at<'v>(root: &'v mut Obj, segs: &[String], walk: &mut Walk<'_>) -> Found<'v, Obj> {
     let mut cur = root;
     for (i, seg) in segs.iter().enumerate() {
-        if !cur.contains_key(seg) {
-            if !create {
-                return Ok(None);
-            }
-            cur.insert(seg.clone(), Value::Object(Map::new()));
-            created.insert(pointer_string(&segs[..=i]));
+        if !walk.ensure(cur, seg, Value::Object(Map::new()), &segs[..=i]) {
+            return Ok(None);
         }
         match cur.get_mut(seg) {
             Some(Value::Object(m)) => cur = m,
-            Some(other) if create => {
+            Some(other) if walk.create.is_some() => {
                 return Err(MergeError::from(MergeErrorKind::JsonNotObject {
-                    pointer: pointer.to_string(),
+                    pointer: walk.pointer.to_string(),
                     step: pointer_string(&segs[..=i]),
                     found: type_name(other),
                 }))
@@ -115,33 +147,25 @@ fn object_at<'v>(
     Ok(Some(cur))
 }
 
-/// The array at `segs` (see [`object_at`]); with `create` a missing one is added.
-fn array_at<'v>(
-    root: &'v mut Map<String, Value>,
-    segs: &[String],
-    pointer: &str,
-    create: bool,
-    created: &mut BTreeSet<String>,
-) -> Result<Option<&'v mut Vec<Value>>, MergeError> {
+/// The array at `segs` (see [`object_at`]); a walk that creates adds a missing one.
+fn array_at<'v>(root: &'v mut Obj, segs: &[String], walk: &mut Walk<'_>) -> Found<'v, Vec<Value>> {
     let Some((last, parents)) = segs.split_last() else {
         return Ok(None);
     };
-    let Some(parent) = object_at(root, parents, pointer, create, created)? else {
+    let Some(parent) = object_at(root, parents, walk)? else {
         return Ok(None);
     };
-    if !parent.contains_key(last) {
-        if !create {
-            return Ok(None);
-        }
-        parent.insert(last.clone(), Value::Array(Vec::new()));
-        created.insert(pointer_string(segs));
+    if !walk.ensure(parent, last, Value::Array(Vec::new()), segs) {
+        return Ok(None);
     }
     match parent.get_mut(last) {
         Some(Value::Array(a)) => Ok(Some(a)),
-        Some(other) if create => Err(MergeError::from(MergeErrorKind::JsonNotArray {
-            pointer: pointer.to_string(),
-            found: type_name(other),
-        })),
+        Some(other) if walk.create.is_some() => {
+            Err(MergeError::from(MergeErrorKind::JsonNotArray {
+                pointer: walk.pointer.to_string(),
+                found: type_name(other),
+            }))
+        }
         _ => Ok(None),
     }
 }
@@ -279,7 +303,7 @@ pub(crate) fn merge_json(
         }
         let segs = parse_pointer(ptr)?;
         if let Some((last, parents)) = segs.split_last() {
-            if let Some(obj) = object_at(&mut root, parents, ptr, false, &mut created)? {
+            if let Some(obj) = object_at(&mut root, parents, &mut Walk::find(ptr))? {
                 if obj.get(last) == Some(value) {
                     obj.shift_remove(last);
                     touched.push(ptr.clone());
@@ -292,7 +316,7 @@ pub(crate) fn merge_json(
             continue;
         }
         let segs = parse_pointer(ptr)?;
-        if let Some(arr) = array_at(&mut root, &segs, ptr, false, &mut created)? {
+        if let Some(arr) = array_at(&mut root, &segs, &mut Walk::find(ptr))? {
             if merge_items(arr, &[], items).1 {
                 touched.push(ptr.clone());
             }
@@ -306,7 +330,7 @@ pub(crate) fn merge_json(
             continue;
         }
         let segs = parse_pointer(ptr)?;
-        if let Some(arr) = array_at(&mut root, &segs, ptr, false, &mut created)? {
+        if let Some(arr) = array_at(&mut root, &segs, &mut Walk::find(ptr))? {
             if merge_hooks(arr, marker, &[]) {
                 touched.push(ptr.clone());
             }
@@ -320,7 +344,11 @@ pub(crate) fn merge_json(
                 let Some((last, parents)) = segs.split_last() else {
                     continue;
                 };
-                let obj = object_at(&mut root, parents, pointer, true, &mut created)?;
+                let obj = object_at(
+                    &mut root,
+                    parents,
+                    &mut Walk::make(pointer, true, &mut created),
+                )?;
                 let Some(obj) = obj else { continue };
                 if obj.get(last) == Some(value) {
                     if prev.keys.get(pointer) == Some(value) {
@@ -334,8 +362,9 @@ pub(crate) fn merge_json(
             }
             JsonPart::Items { pointer, items } => {
                 let prev_items = prev.items.get(pointer).map_or(&[][..], Vec::as_slice);
-                let create = !items.is_empty();
-                if let Some(arr) = array_at(&mut root, segs, pointer, create, &mut created)? {
+                // An empty list needs no array: none is created for it.
+                let mut walk = Walk::make(pointer, !items.is_empty(), &mut created);
+                if let Some(arr) = array_at(&mut root, segs, &mut walk)? {
                     let (mine, changed) = merge_items(arr, items, prev_items);
                     if changed {
                         touched.push(pointer.clone());
@@ -350,8 +379,8 @@ pub(crate) fn merge_json(
                 marker,
                 items,
             } => {
-                let create = !items.is_empty();
-                if let Some(arr) = array_at(&mut root, segs, pointer, create, &mut created)? {
+                let mut walk = Walk::make(pointer, !items.is_empty(), &mut created);
+                if let Some(arr) = array_at(&mut root, segs, &mut walk)? {
                     if merge_hooks(arr, marker, items) {
                         touched.push(pointer.clone());
                     }
@@ -375,8 +404,7 @@ pub(crate) fn merge_json(
         let Some((last, parents)) = segs.split_last() else {
             continue;
         };
-        let mut scratch = BTreeSet::new();
-        let Some(parent) = object_at(&mut root, parents, &ptr, false, &mut scratch)? else {
+        let Some(parent) = object_at(&mut root, parents, &mut Walk::find(&ptr))? else {
             continue;
         };
         let empty = match parent.get(last) {

@@ -91,6 +91,15 @@ impl DriftClass {
     }
 }
 
+/// Where an output goes: its path, the emitter that made it, and what the old record says
+/// about the file.
+#[derive(Clone, Copy)]
+struct Slot<'a> {
+    path: &'a str,
+    gen: &'a str,
+    old: Option<&'a RecordedFile>,
+}
+
 struct Planner<'a> {
     writes: Vec<(String, String)>,
     deletes: Vec<String>,
@@ -130,13 +139,8 @@ impl Planner<'_> {
         self.deletes.push(path.to_string());
     }
 
-    fn whole(
-        &mut self,
-        path: &str,
-        gen: &str,
-        text: &str,
-        old: Option<&RecordedFile>,
-    ) -> Result<(), MergeError> {
+    fn whole(&mut self, at: Slot<'_>, text: &str) -> Result<(), MergeError> {
+        let Slot { path, gen, old } = at;
         let Some(cur) = self.current(path)? else {
             self.write(
                 path,
@@ -199,13 +203,8 @@ impl Planner<'_> {
         }
     }
 
-    fn block(
-        &mut self,
-        path: &str,
-        gen: &str,
-        block: &str,
-        old: Option<&RecordedFile>,
-    ) -> Result<(), MergeError> {
+    fn block(&mut self, at: Slot<'_>, block: &str) -> Result<(), MergeError> {
+        let Slot { path, gen, old } = at;
         let cur = self.current(path)?;
         let base = Self::merge_base(cur, old);
         let new = apply_block(base, block).map_err(|e| e.with_path(path))?;
@@ -235,13 +234,8 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn json(
-        &mut self,
-        path: &str,
-        gen: &str,
-        parts: &[JsonPart],
-        old: Option<&RecordedFile>,
-    ) -> Result<(), MergeError> {
+    fn json(&mut self, at: Slot<'_>, parts: &[JsonPart]) -> Result<(), MergeError> {
+        let Slot { path, gen, old } = at;
         let cur = self.current(path)?;
         let prev = old
             .filter(|o| o.kind == FileKind::Json)
@@ -410,11 +404,15 @@ pub fn plan_targets(
                 "an output claims the ownership record's own path; nothing is written",
             );
         } else if let [out] = outs.as_slice() {
-            let gen = out.target.as_str();
+            let at = Slot {
+                path,
+                gen: out.target.as_str(),
+                old,
+            };
             match &out.content {
-                Content::Whole { text } => p.whole(path, gen, text, old)?,
-                Content::Block { text } => p.block(path, gen, text, old)?,
-                Content::Json { parts } => p.json(path, gen, parts, old)?,
+                Content::Whole { text } => p.whole(at, text)?,
+                Content::Block { text } => p.block(at, text)?,
+                Content::Json { parts } => p.json(at, parts)?,
             }
         } else {
             let names: Vec<&str> = outs.iter().map(|o| o.target.as_str()).collect();

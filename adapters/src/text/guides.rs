@@ -30,12 +30,17 @@ pub(crate) fn guide_file(front_matter: String, g: &CompiledGuide) -> String {
     text.push_str("\n\n# ");
     text.push_str(&md_inline(&g.title));
     text.push('\n');
+    push_guide_body(&mut text, g);
+    text
+}
+
+/// Appends a guide's body (see [`md_block`]) after a blank line; nothing when it is empty.
+pub(crate) fn push_guide_body(out: &mut String, g: &CompiledGuide) {
     let body = md_block(&g.text);
     if !body.is_empty() {
-        text.push('\n');
-        text.push_str(&body);
+        out.push('\n');
+        out.push_str(&body);
     }
-    text
 }
 
 /// Guides sorted by id, byte-wise (then by where they were written: guide ids need not be
