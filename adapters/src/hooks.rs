@@ -89,32 +89,27 @@ mod tests {
         let r = render_failure(Agent::AgentsMd, "x");
         assert_eq!((r.exit, r.stdout.as_str()), (2, ""));
     }
+    /// No decision writes nothing: `Pass` on judged events, and any answer on an
+    /// observe-only event.
     #[test]
-    fn pass_is_silent_everywhere() {
-        for (agent, event) in [
+    fn no_decision_is_silent() {
+        let judged = [
             (Agent::Claude, "PreToolUse"),
             (Agent::Claude, "PermissionRequest"),
             (Agent::Cursor, "beforeShellExecution"),
             (Agent::Cursor, "preToolUse"),
             (Agent::Copilot, "preToolUse"),
-        ] {
-            assert_eq!(
-                render(&ev(agent, event, true), &Answer::Pass),
-                Rendered::pass()
-            );
-        }
-    }
-
-    #[test]
-    fn observe_only_events_answer_nothing() {
-        for (agent, file) in [
+        ]
+        .map(|(agent, event)| (ev(agent, event, true), vec![Answer::Pass]));
+        let observed = [
             (Agent::Claude, "posttooluse-bash.json"),
             (Agent::Cursor, "after-file-edit.json"),
             (Agent::Copilot, "posttooluse-bash.json"),
-        ] {
-            let e = fixture(agent, file);
-            for a in [allow("x"), ask("x"), deny("x")] {
-                assert_eq!(render(&e, &a), Rendered::pass(), "{file}");
+        ]
+        .map(|(agent, file)| (fixture(agent, file), vec![allow("x"), ask("x"), deny("x")]));
+        for (e, answers) in judged.into_iter().chain(observed) {
+            for a in answers {
+                assert_eq!(render(&e, &a), Rendered::pass(), "{} {}", e.event, e.tool);
             }
         }
     }

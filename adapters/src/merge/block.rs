@@ -223,53 +223,62 @@ mod tests {
 
     #[test]
     fn malformed_markers_are_refused_with_line_numbers() {
-        let dup = format!("a\n{B}\nx\n{E}\n{B}\ny\n{E}\n");
-        let e = apply_block(Some(&dup), "z").unwrap_err();
-        assert_eq!(
-            e.kind,
-            MergeErrorKind::DuplicateMarker {
-                line: 5,
-                first: 2,
-                marker: BLOCK_BEGIN
-            }
-        );
-        assert_eq!(e.code(), "emit.block.duplicate-marker");
-
-        let dup_end = format!("{B}\nx\n{E}\n{E}\n");
-        assert!(matches!(
-            apply_block(Some(&dup_end), "z").unwrap_err().kind,
-            MergeErrorKind::DuplicateMarker { line: 4, first: 3, marker, .. } if marker == BLOCK_END
-        ));
-
-        let reversed = format!("a\n{E}\nx\n{B}\n");
-        assert_eq!(
-            apply_block(Some(&reversed), "z").unwrap_err().kind,
-            MergeErrorKind::ReversedMarkers { line: 2, begin: 4 }
-        );
-
-        let unclosed = format!("a\nb\n{B}\nx\n");
-        let e = apply_block(Some(&unclosed), "z").unwrap_err();
-        assert_eq!(e.kind, MergeErrorKind::UnclosedBlock { line: 3 });
-        assert_eq!(e.code(), "emit.block.unclosed");
-
-        let unopened = format!("a\n{E}\n");
-        assert_eq!(
-            apply_block(Some(&unopened), "z").unwrap_err().code(),
-            "emit.block.unopened"
-        );
-
+        use MergeErrorKind::*;
+        let cases = [
+            (
+                format!("a\n{B}\nx\n{E}\n{B}\ny\n{E}\n"),
+                DuplicateMarker {
+                    line: 5,
+                    first: 2,
+                    marker: BLOCK_BEGIN,
+                },
+                "emit.block.duplicate-marker",
+            ),
+            (
+                format!("{B}\nx\n{E}\n{E}\n"),
+                DuplicateMarker {
+                    line: 4,
+                    first: 3,
+                    marker: BLOCK_END,
+                },
+                "emit.block.duplicate-marker",
+            ),
+            (
+                format!("a\n{E}\nx\n{B}\n"),
+                ReversedMarkers { line: 2, begin: 4 },
+                "emit.block.reversed-markers",
+            ),
+            (
+                format!("a\nb\n{B}\nx\n"),
+                UnclosedBlock { line: 3 },
+                "emit.block.unclosed",
+            ),
+            (
+                format!("a\n{E}\n"),
+                UnopenedBlock { line: 2 },
+                "emit.block.unopened",
+            ),
+            (
+                format!("a\nsee {B} here\n{E}\n"),
+                InlineMarker {
+                    line: 2,
+                    marker: BLOCK_BEGIN,
+                },
+                "emit.block.inline-marker",
+            ),
+        ];
+        for (text, kind, code) in cases {
+            let e = apply_block(Some(&text), "z").unwrap_err();
+            assert_eq!((&e.kind, e.code()), (&kind, code), "{text:?}");
+            // Reading and removing refuse the same file.
+            assert_eq!(read_block(&text).unwrap_err(), e);
+            assert_eq!(remove_block(&text).unwrap_err(), e);
+        }
         let inline = format!("a\nsee {B} here\n{E}\n");
-        let e = apply_block(Some(&inline), "z").unwrap_err();
-        assert_eq!(
-            e.kind,
-            MergeErrorKind::InlineMarker {
-                line: 2,
-                marker: BLOCK_BEGIN
-            }
-        );
-        assert!(read_block(&inline).is_err());
-        assert!(remove_block(&inline).is_err());
-        let msg = e.with_path("AGENTS.md").to_string();
+        let msg = apply_block(Some(&inline), "z")
+            .unwrap_err()
+            .with_path("AGENTS.md")
+            .to_string();
         assert!(msg.starts_with("AGENTS.md:2:"), "{msg}");
     }
 
