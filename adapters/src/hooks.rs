@@ -58,17 +58,14 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
 pub fn render_failure(agent: Agent, message: &str) -> Rendered {
     let reason = failure_reason(message);
     match dialect(agent) {
-        Some(
-            d @ Dialect {
-                failure: Failure::DenyAnswer { exit },
-                ..
-            },
-        ) => blocked((d.answer)("", Decision::Deny, &reason), &reason, *exit),
-        Some(Dialect {
-            failure: Failure::ExitTwo,
-            ..
-        })
-        | None => blocked(String::new(), &reason, 2),
+        Some(d) => match d.failure {
+            Failure::DenyAnswer { exit } => {
+                blocked((d.answer)("", Decision::Deny, &reason), &reason, exit)
+            }
+            Failure::ExitTwo => blocked(String::new(), &reason, 2),
+        },
+        // Exit 2 is the block every hook runner honours without parsing.
+        None => blocked(String::new(), &reason, 2),
     }
 }
 
