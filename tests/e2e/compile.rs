@@ -53,7 +53,7 @@ const GENERATED: &[&str] = &[
     ".github/copilot-instructions.md",
     ".github/hooks/contextos.json",
     ".github/instructions/ctx-layering.instructions.md",
-    ".contextos/lock.json",
+    ".contextos/ownership.json",
 ];
 
 #[test]
@@ -219,7 +219,7 @@ fn user_content_survives_and_foreign_files_are_never_clobbered() {
         !q.path().join("AGENTS.md").exists(),
         "nothing at all was written"
     );
-    assert!(!q.path().join(".contextos/lock.json").exists());
+    assert!(!q.path().join(".contextos/ownership.json").exists());
     assert_eq!(read(q.path(), ".cursor/rules/ctx-layering.mdc"), "mine\n");
     // Malformed managed-block markers: refuse, write nothing.
     let r = project();
@@ -230,7 +230,43 @@ fn user_content_survives_and_foreign_files_are_never_clobbered() {
     .unwrap();
     let o = run(r.path(), &["compile"]);
     assert_eq!(o.code, 2, "{}", o.stderr);
-    assert!(!r.path().join(".contextos/lock.json").exists());
+    assert!(!r.path().join(".contextos/ownership.json").exists());
+}
+
+#[test]
+fn a_project_compiled_before_the_ownership_rename_keeps_its_ownership() {
+    let p = project();
+    let root = p.path();
+    assert_eq!(run(root, &["compile"]).code, 0);
+    // What an older ContextOS left: the record at `.contextos/lock.json`.
+    std::fs::rename(
+        root.join(".contextos/ownership.json"),
+        root.join(".contextos/lock.json"),
+    )
+    .unwrap();
+    let before: Vec<String> = GENERATED[..GENERATED.len() - 1]
+        .iter()
+        .map(|f| read(root, f))
+        .collect();
+    // The old record is honoured: in sync for the gate, no file is refused as unmanaged.
+    let o = run(root, &["compile", "--check"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    // The next compile moves it to the new path and rewrites nothing else.
+    let o = run(root, &["compile"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains("deleted .contextos/lock.json")
+            && o.stdout.contains("updated .contextos/ownership.json"),
+        "{}",
+        o.stdout
+    );
+    assert!(!root.join(".contextos/lock.json").exists());
+    let after: Vec<String> = GENERATED[..GENERATED.len() - 1]
+        .iter()
+        .map(|f| read(root, f))
+        .collect();
+    assert_eq!(before, after);
+    assert!(run(root, &["compile"]).stdout.contains("in sync"));
 }
 
 #[test]

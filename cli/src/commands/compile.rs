@@ -1,7 +1,7 @@
 //! `contextos compile`: the policies as every agent's native configuration.
 //!
-//! compile: emit (pure) → plan against what is on disk and the ownership lock
-//! `.contextos/lock.json` (managed blocks, owned JSON entries, whole files) → write all
+//! compile: emit (pure) → plan against what is on disk and the ownership record
+//! `.contextos/ownership.json` (managed blocks, owned JSON entries, whole files) → write all
 //! of it, or nothing, through one journaled transaction under the project lock.
 
 use super::{Context, EXIT_FINDINGS, EXIT_OK};
@@ -9,15 +9,15 @@ use crate::project::Project;
 use crate::{output, Format};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
-use contextos_engine::emit::merge::{self, Current, Drift, DriftClass, Plan};
-use contextos_engine::emit::{emit, Emitted, Target};
+use contextos_engine::emit::merge::{self, Current, Drift, DriftClass, Plan, StoredRecord};
+use contextos_engine::emit::{emit, Agent, Emitted};
 use contextos_engine::PolicySet;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use contextos_engine::emit::merge::LOCK_PATH as OWNERSHIP_LOCK;
+use contextos_engine::emit::merge::{LEGACY_RECORD_PATH, RECORD_PATH as OWNERSHIP_RECORD};
 
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
@@ -38,16 +38,16 @@ pub struct CompileArgs {
     lock_timeout: u64,
 }
 
-pub(super) fn targets(names: &[String]) -> Result<Vec<Target>, String> {
+pub(super) fn targets(names: &[String]) -> Result<Vec<Agent>, String> {
     if names.is_empty() {
-        return Ok(Target::ALL.to_vec());
+        return Ok(Agent::ALL.to_vec());
     }
     let mut out = Vec::new();
     for n in names {
-        let t = Target::parse(n.trim()).ok_or_else(|| {
+        let t = Agent::parse(n.trim()).ok_or_else(|| {
             format!(
                 "unknown target `{n}` (known: {})",
-                Target::ALL.map(Target::as_str).join(", ")
+                Agent::ALL.map(Agent::as_str).join(", ")
             )
         })?;
         if !out.contains(&t) {
@@ -55,8 +55,8 @@ pub(super) fn targets(names: &[String]) -> Result<Vec<Target>, String> {
         }
     }
     // CLAUDE.md imports AGENTS.md: compiling for Claude Code includes it.
-    if out.contains(&Target::Claude) && !out.contains(&Target::Agents) {
-        out.push(Target::Agents);
+    if out.contains(&Agent::Claude) && !out.contains(&Agent::AgentsMd) {
+        out.push(Agent::AgentsMd);
     }
     out.sort();
     Ok(out)
@@ -105,19 +105,20 @@ type Seen = BTreeMap<String, Option<String>>;
 pub(super) fn prepare(
     project: &Project,
     set: &PolicySet,
-    targets: &[Target],
+    targets: &[Agent],
 ) -> Result<(Emitted, Plan, Seen), String> {
     let emitted = emit(set, targets);
-    let old = match read_text(&project.root, OWNERSHIP_LOCK)? {
-        Some(t) => Some(merge::parse_lock(&t).map_err(|e| e.to_string())?),
-        None => None,
-    };
+    let old = StoredRecord::read(
+        read_text(&project.root, OWNERSHIP_RECORD)?.as_deref(),
+        read_text(&project.root, LEGACY_RECORD_PATH)?.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
     let mut files = BTreeMap::new();
     let paths = emitted
         .outputs
         .iter()
         .map(|o| o.path.clone())
-        .chain(old.iter().flat_map(|l| l.files.keys().cloned()));
+        .chain(old.record.iter().flat_map(|l| l.files.keys().cloned()));
     for p in paths {
         if let std::collections::btree_map::Entry::Vacant(slot) = files.entry(p) {
             let text = read_text(&project.root, slot.key())?;
@@ -131,7 +132,7 @@ pub(super) fn prepare(
         &Current {
             files: files.clone(),
         },
-        old.as_ref(),
+        &old,
         &inputs,
         targets,
     )
@@ -189,10 +190,10 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
         return ctx.fail("nothing was written: resolve the files above (move the hand-written file away, or delete it to let ContextOS own it)");
     }
     if args.diff || args.dry_run {
-        let lock_changes = read_text(&project.root, OWNERSHIP_LOCK)
+        let lock_changes = read_text(&project.root, OWNERSHIP_RECORD)
             .ok()
             .flatten()
-            .is_none_or(|t| t != merge::render_lock(&plan.lock));
+            .is_none_or(|t| t != merge::render_record(&plan.record));
         let diffs: Vec<(String, String)> = plan
             .writes
             .iter()
@@ -233,7 +234,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
                     outln!("would delete {path}");
                 }
                 if lock_changes {
-                    outln!("would update {OWNERSHIP_LOCK}");
+                    outln!("would update {OWNERSHIP_RECORD}");
                 } else if plan.writes.is_empty() && plan.deletes.is_empty() {
                     outln!("in sync: nothing to write");
                 }
@@ -264,8 +265,8 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             precondition: expect(path),
         }))
         .collect();
-    let lock_text = merge::render_lock(&plan.lock);
-    let lock_changed = read_text(&project.root, OWNERSHIP_LOCK)
+    let lock_text = merge::render_record(&plan.record);
+    let lock_changed = read_text(&project.root, OWNERSHIP_RECORD)
         .ok()
         .flatten()
         .is_none_or(|t| t != lock_text);
@@ -281,7 +282,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
     if lock_changed {
         steps.push(Step {
             change: Change::Write {
-                path: OWNERSHIP_LOCK.into(),
+                path: OWNERSHIP_RECORD.into(),
                 content: lock_text.into_bytes(),
                 mode: 0o644,
             },
@@ -320,7 +321,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
                 outln!("deleted {p}");
             }
             if lock_changed {
-                outln!("updated {OWNERSHIP_LOCK}");
+                outln!("updated {OWNERSHIP_RECORD}");
             }
         }
     }

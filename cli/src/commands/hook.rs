@@ -12,8 +12,8 @@ use crate::policy_cache::{self, Loaded};
 use crate::project::Project;
 use contextos_engine::effects::decision_log::{self, DecisionRecord, LogOptions};
 use contextos_engine::effects::user_key::{self, UserKey};
-use contextos_engine::emit::protocol::{
-    parse_event, render, render_failure, Action, Agent, Answer, Rendered,
+use contextos_engine::emit::{
+    parse_event, render, render_failure, Action, Agent, Answer, HookEvent, Rendered,
 };
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -229,7 +229,7 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
 fn fail_logged(
     agent: Agent,
     root: &Path,
-    ev: &contextos_engine::emit::protocol::HookEvent,
+    ev: &HookEvent,
     opts: &AgentOpts,
     started: Instant,
     cause: &str,
@@ -289,7 +289,7 @@ fn project_root(
 fn log(
     root: &Path,
     agent: Agent,
-    ev: &contextos_engine::emit::protocol::HookEvent,
+    ev: &HookEvent,
     j: &Judgement,
     ans: &Answer,
     started: Instant,

@@ -9,7 +9,7 @@
 //! - nothing at all when no rule spoke, so the agent's own permission flow decides.
 
 use contextos_engine::effects::landing::{landing, Landing};
-use contextos_engine::emit::protocol::{Action, Answer};
+use contextos_engine::emit::{Action, Answer};
 use contextos_engine::ShellBase;
 use contextos_engine::{
     canon, Decision, Effect, EvalOptions, PathOp, PolicySet, Request, ShellOptions,

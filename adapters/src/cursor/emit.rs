@@ -1,3 +1,5 @@
+//! The Cursor emitter.
+//!
 //! Cursor: one `.cursor/rules/ctx-<guide>.mdc` per guide and ContextOS's entries in
 //! `.cursor/hooks.json`.
 //!
@@ -14,11 +16,11 @@
 //! Rules are not repeated in `.mdc` files: Cursor reads `AGENTS.md`, which carries them.
 //! Enforcement is the hook, registered fail-closed on every event it judges.
 
-use super::agents::{
-    comma_globs, frontmatter, glob_list, guide_stems, md_block, md_code, md_inline, Fm,
-    GENERATED_HEADER,
-};
-use super::{Content, Emitted, JsonPart, Lossy, Output, Target};
+use crate::text::globs::comma_globs;
+use crate::text::guides::{guide_stems, push_guide_body, GENERATED_HEADER};
+use crate::text::markdown::{glob_list, md_code, md_inline};
+use crate::text::yaml::{frontmatter, Fm};
+use crate::{Agent, Content, Emitted, JsonPart, Lossy, Output};
 use contextos_core::policy::GuideApply;
 use contextos_core::policy::{CompiledGuide, PolicySet};
 use contextos_core::request::Domain;
@@ -40,7 +42,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
     for (g, stem) in set.guides.iter().zip(&stems) {
         outputs.push(Output {
             path: format!(".cursor/rules/{stem}.mdc"),
-            target: Target::Cursor,
+            target: Agent::Cursor,
             content: Content::Whole { text: mdc(g) },
         });
     }
@@ -58,7 +60,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
     }
     outputs.push(Output {
         path: ".cursor/hooks.json".into(),
-        target: Target::Cursor,
+        target: Agent::Cursor,
         content: Content::Json { parts },
     });
     outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
@@ -68,7 +70,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
         .iter()
         .filter(|r| matches!(r.domain, Domain::Path | Domain::Exec) && r.effect == Effect::Ask)
         .map(|r| Lossy {
-            target: Target::Cursor,
+            target: Agent::Cursor,
             rule: r.id.clone(),
             origin: r.origin.clone(),
             message: if r.domain == Domain::Path {
@@ -141,11 +143,7 @@ fn mdc(g: &CompiledGuide) -> String {
         }
         text.push_str(".\n");
     }
-    let body = md_block(&g.text);
-    if !body.is_empty() {
-        text.push('\n');
-        text.push_str(&body);
-    }
+    push_guide_body(&mut text, g);
     text
 }
 
@@ -153,7 +151,7 @@ fn mdc(g: &CompiledGuide) -> String {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
-    use crate::agents::tests::{full, small, whole_text};
+    use crate::test_support::policies::{full, small, whole_text};
 
     #[test]
     fn all_four_rule_types_are_reachable() {
@@ -197,7 +195,7 @@ mod tests {
         );
         assert_eq!(kinds.iter().filter(|(_, described)| *described).count(), 3);
         // A manual guide stays out of the files agents always load.
-        let agents = crate::agents::emit(&set);
+        let agents = crate::agents_md::emit::emit(&set);
         assert!(!format!("{:?}", agents.outputs).contains("Release checklist"));
     }
 
@@ -320,6 +318,6 @@ role dev { @id("c") guide "Dev only" for "src/**" { "x" } }
         asks.sort_unstable();
         assert_eq!(rules, asks);
         assert!(rules.contains(&"lockfiles-need-review") && rules.contains(&"std-exec-eval"));
-        assert!(e.lossy.iter().all(|l| l.target == Target::Cursor));
+        assert!(e.lossy.iter().all(|l| l.target == Agent::Cursor));
     }
 }

@@ -1,3 +1,5 @@
+//! The GitHub Copilot emitter.
+//!
 //! GitHub Copilot: a managed block in `.github/copilot-instructions.md` (a pointer to
 //! `AGENTS.md` and the enforced deny rules), one
 //! `.github/instructions/ctx-<guide>.instructions.md` per glob-scoped guide, and the hook
@@ -7,10 +9,11 @@
 //! Copilot has no repository file for static permissions, so the hook is the only
 //! enforcement; its `ask` reaches the CLI but the cloud agent acts only on `deny`.
 
-use super::agents::{
-    comma_globs, frontmatter, guide_file, path_scoped_guides, rule_line, sorted_rules, Fm,
-};
-use super::{Content, Emitted, Lossy, Output, Target};
+use crate::text::globs::comma_globs;
+use crate::text::guides::{guide_file, path_scoped_guides};
+use crate::text::rules::{rule_line, sorted_rules};
+use crate::text::yaml::{frontmatter, Fm};
+use crate::{Agent, Content, Emitted, Lossy, Output};
 use contextos_core::policy::PolicySet;
 use contextos_core::request::Domain;
 use contextos_grammar::ast::Effect;
@@ -38,14 +41,14 @@ pub fn emit(set: &PolicySet) -> Emitted {
     let mut outputs = vec![
         Output {
             path: ".github/copilot-instructions.md".into(),
-            target: Target::Copilot,
+            target: Agent::Copilot,
             content: Content::Block {
                 text: instructions(set),
             },
         },
         Output {
             path: HOOKS_PATH.into(),
-            target: Target::Copilot,
+            target: Agent::Copilot,
             content: Content::Whole {
                 text: HOOKS_JSON.into(),
             },
@@ -56,7 +59,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
         let text = guide_file(frontmatter(&[("applyTo", Fm::Quoted(&apply_to))]), g);
         outputs.push(Output {
             path: format!(".github/instructions/{stem}.instructions.md"),
-            target: Target::Copilot,
+            target: Agent::Copilot,
             content: Content::Whole { text },
         });
     }
@@ -66,7 +69,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
         .into_iter()
         .filter(|r| r.effect == Effect::Ask && matches!(r.domain, Domain::Path | Domain::Exec))
         .map(|r| Lossy {
-            target: Target::Copilot,
+            target: Agent::Copilot,
             rule: r.id.clone(),
             origin: r.origin.clone(),
             message: "the Copilot cloud agent honours only deny, so the hook's ask does not stop \
@@ -104,7 +107,7 @@ fn instructions(set: &PolicySet) -> String {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
-    use crate::agents::tests::{block_text, full, small, whole_text};
+    use crate::test_support::policies::{block_text, full, small, whole_text};
 
     #[test]
     fn small_outputs_are_exact() {
@@ -188,6 +191,6 @@ role reviewer { @id("rev") deny path write "**" because "Reviewers never edit.";
         assert!(!text.contains("std-secret-read"));
         assert!(e.lossy.iter().any(|l| l.rule == "std-secret-read"));
         assert!(e.lossy.iter().any(|l| l.rule == "std-exec-force-push"));
-        assert!(e.outputs.iter().all(|o| o.target == Target::Copilot));
+        assert!(e.outputs.iter().all(|o| o.target == Agent::Copilot));
     }
 }

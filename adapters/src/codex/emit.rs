@@ -1,3 +1,5 @@
+//! The OpenAI Codex emitter.
+//!
 //! OpenAI Codex: `.codex/rules/contextos.rules` (exec-policy rules Codex evaluates itself)
 //! and ContextOS's entry in `.codex/hooks.json` (the `PreToolUse` hook, which judges
 //! everything). Instructions reach Codex through `AGENTS.md`.
@@ -16,9 +18,10 @@
 //! profiles are not written: they load only for trusted projects and need a TOML merge
 //! that keeps the user's comments.
 
-use super::agents::{sorted_rules, GENERATED_HEADER};
-use super::{Content, Emitted, JsonPart, Lossy, Output, Target};
-use contextos_core::ir::{CompiledRule, ExecPattern, Word};
+use crate::text::guides::GENERATED_HEADER;
+use crate::text::rules::{literal_words, sorted_rules};
+use crate::{Agent, Content, Emitted, JsonPart, Lossy, Output};
+use contextos_core::ir::CompiledRule;
 use contextos_core::policy::PolicySet;
 use contextos_core::request::Domain;
 use contextos_grammar::ast::Effect;
@@ -31,7 +34,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
     let mut lossy = Vec::new();
     let note = |rule: &CompiledRule, message: String, lossy: &mut Vec<Lossy>| {
         lossy.push(Lossy {
-            target: Target::Codex,
+            target: Agent::Codex,
             rule: rule.id.clone(),
             origin: rule.origin.clone(),
             message,
@@ -63,7 +66,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
             continue;
         }
         for ep in &rule.exec_patterns {
-            let Some(words) = literal(ep) else {
+            let Some(words) = literal_words(ep) else {
                 if rule.effect != Effect::Allow {
                     note(
                         rule,
@@ -120,7 +123,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
         outputs: vec![
             Output {
                 path: ".codex/hooks.json".into(),
-                target: Target::Codex,
+                target: Agent::Codex,
                 content: Content::Json {
                     parts: vec![JsonPart::Hooks {
                         pointer: "/hooks/PreToolUse".into(),
@@ -131,22 +134,12 @@ pub fn emit(set: &PolicySet) -> Emitted {
             },
             Output {
                 path: ".codex/rules/contextos.rules".into(),
-                target: Target::Codex,
+                target: Agent::Codex,
                 content: Content::Whole { text },
             },
         ],
         lossy,
     }
-}
-
-fn literal(ep: &ExecPattern) -> Option<Vec<&str>> {
-    ep.words
-        .iter()
-        .map(|w| match w {
-            Word::Literal(l) => Some(l.as_str()),
-            Word::Glob(_) => None,
-        })
-        .collect()
 }
 
 /// `prefix_rule(pattern = ["git", "push", "--force"], decision = "forbidden")`; words are
@@ -166,7 +159,7 @@ fn prefix_rule(words: &[&str], decision: &str) -> String {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
-    use crate::agents::tests::{full, whole_text};
+    use crate::test_support::policies::{full, whole_text};
 
     #[test]
     fn exec_rules_become_prefix_rules_and_never_widen() {

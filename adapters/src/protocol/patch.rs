@@ -16,7 +16,7 @@
 //! Two formats are understood: the Codex `apply_patch` envelope (`*** Begin Patch` …
 //! `*** End Patch`) and unified diffs as `git diff` (or `diff -u`) prints them.
 
-use crate::protocol::ProtocolError;
+use super::event::ProtocolError;
 use contextos_core::PathOp;
 
 const BEGIN: &str = "*** Begin Patch";
@@ -581,36 +581,55 @@ mod tests {
     }
 
     #[test]
-    fn apply_patch_move_is_delete_plus_write() {
-        let body = "*** Begin Patch\n*** Update File: a/old.rs\n*** Move to: b/new.rs\n@@\n-x\n+y\n*** End Patch";
-        assert_eq!(ok(body), v(&[(Delete, "a/old.rs"), (Write, "b/new.rs")]));
-    }
-
-    #[test]
-    fn apply_patch_move_must_follow_update() {
-        let late =
-            "*** Begin Patch\n*** Update File: a.rs\n@@\n-x\n+y\n*** Move to: b.rs\n*** End Patch";
-        assert!(err(late).contains("must directly follow"));
-        let orphan = "*** Begin Patch\n*** Add File: a.rs\n+x\n*** Move to: b.rs\n*** End Patch";
-        assert!(err(orphan).contains("must directly follow"));
-    }
-
-    #[test]
-    fn apply_patch_crlf_bom_and_surrounding_whitespace() {
-        let body = "\u{feff}\r\n  *** Begin Patch \r\n*** Update File:   src/lib.rs  \r\n@@\r\n-a\r\n+b\r\n*** End Patch\r\n\r\n";
-        assert_eq!(ok(body), v(&[(Write, "src/lib.rs")]));
-    }
-
-    #[test]
-    fn apply_patch_missing_end_is_an_error() {
-        let body = "*** Begin Patch\n*** Add File: x.txt\n+hello\n";
-        assert!(err(body).contains("missing `*** End Patch`"));
-    }
-
-    #[test]
-    fn apply_patch_text_after_end_is_an_error() {
-        let body = "*** Begin Patch\n*** Add File: x\n+1\n*** End Patch\n*** Begin Patch\n*** Delete File: y\n*** End Patch";
-        assert!(err(body).contains("text after"));
+    fn apply_patch_envelope_details() {
+        let accepted: [(&str, &[(PathOp, &str)]); 4] = [
+            // A move is a delete of the source and a write of the target.
+            (
+                "*** Begin Patch\n*** Update File: a/old.rs\n*** Move to: b/new.rs\n@@\n-x\n+y\n*** End Patch",
+                &[(Delete, "a/old.rs"), (Write, "b/new.rs")],
+            ),
+            // A BOM, CRLF and whitespace around markers and paths are tolerated.
+            (
+                "\u{feff}\r\n  *** Begin Patch \r\n*** Update File:   src/lib.rs  \r\n@@\r\n-a\r\n+b\r\n*** End Patch\r\n\r\n",
+                &[(Write, "src/lib.rs")],
+            ),
+            // A file named twice is reported once.
+            (
+                "*** Begin Patch\n*** Update File: a\n@@\n-1\n+2\n*** Update File: a\n@@\n-3\n+4\n*** End Patch",
+                &[(Write, "a")],
+            ),
+            // A git deletion with its hunk, in CRLF.
+            (
+                "diff --git a/.github/hooks/x.json b/.github/hooks/x.json\r\ndeleted file mode 100644\r\n--- a/.github/hooks/x.json\r\n+++ /dev/null\r\n@@ -1,2 +0,0 @@\r\n-{\r\n-}\r\n",
+                &[(Delete, ".github/hooks/x.json")],
+            ),
+        ];
+        for (body, want) in accepted {
+            assert_eq!(ok(body), v(want), "{body:?}");
+        }
+        let refused = [
+            // A move must directly follow its update header.
+            (
+                "*** Begin Patch\n*** Update File: a.rs\n@@\n-x\n+y\n*** Move to: b.rs\n*** End Patch",
+                "must directly follow",
+            ),
+            (
+                "*** Begin Patch\n*** Add File: a.rs\n+x\n*** Move to: b.rs\n*** End Patch",
+                "must directly follow",
+            ),
+            (
+                "*** Begin Patch\n*** Add File: x.txt\n+hello\n",
+                "missing `*** End Patch`",
+            ),
+            // Text after the end could be a second patch some applier would still run.
+            (
+                "*** Begin Patch\n*** Add File: x\n+1\n*** End Patch\n*** Begin Patch\n*** Delete File: y\n*** End Patch",
+                "text after",
+            ),
+        ];
+        for (body, want) in refused {
+            assert!(err(body).contains(want), "{body:?}");
+        }
     }
 
     #[test]
@@ -642,12 +661,6 @@ mod tests {
         let body =
             "*** Begin Patch\n*** Add File: a.md\n+*** Delete File: secret.txt\n*** End Patch";
         assert_eq!(ok(body), v(&[(Write, "a.md")]));
-    }
-
-    #[test]
-    fn duplicates_are_reported_once() {
-        let body = "*** Begin Patch\n*** Update File: a\n@@\n-1\n+2\n*** Update File: a\n@@\n-3\n+4\n*** End Patch";
-        assert_eq!(ok(body), v(&[(Write, "a")]));
     }
 
     #[test]
@@ -701,12 +714,6 @@ mod tests {
                 (Write, "new/name.rs"),
             ])
         );
-    }
-
-    #[test]
-    fn git_diff_deletion_with_hunk_and_crlf() {
-        let body = "diff --git a/.github/hooks/x.json b/.github/hooks/x.json\r\ndeleted file mode 100644\r\n--- a/.github/hooks/x.json\r\n+++ /dev/null\r\n@@ -1,2 +0,0 @@\r\n-{\r\n-}\r\n";
-        assert_eq!(ok(body), v(&[(Delete, ".github/hooks/x.json")]));
     }
 
     #[test]

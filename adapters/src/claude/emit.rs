@@ -1,3 +1,5 @@
+//! The Claude Code emitter.
+//!
 //! Claude Code: `CLAUDE.md` (importing `AGENTS.md`), `.claude/rules/ctx-<guide>.md` for
 //! glob-scoped guides, and ContextOS's entries in `.claude/settings.json` — static
 //! `permissions` and the `PreToolUse` hook registration.
@@ -31,11 +33,12 @@
 //! file tools do not delete; deleting commands go through the hook). `plugin` and `commit`
 //! rules have no Claude form at all.
 
-use super::agents::{
-    expand_braces, frontmatter, guide_file, is_match_all_path, md_code, path_scoped_guides,
-    sorted_rules, Fm,
-};
-use super::{Content, Emitted, JsonPart, Lossy, Output, Target};
+use crate::text::globs::{expand_braces, is_match_all_path};
+use crate::text::guides::{guide_file, path_scoped_guides};
+use crate::text::markdown::md_code;
+use crate::text::rules::{literal_words, sorted_rules};
+use crate::text::yaml::{frontmatter, Fm};
+use crate::{Agent, Content, Emitted, JsonPart, Lossy, Output};
 use contextos_core::glob::head_globs;
 use contextos_core::ir::{CompiledRule, ExecPattern, Word};
 use contextos_core::policy::PolicySet;
@@ -55,7 +58,7 @@ const SETTINGS: &str = ".claude/settings.json";
 pub fn emit(set: &PolicySet) -> Emitted {
     let mut outputs = vec![Output {
         path: "CLAUDE.md".into(),
-        target: Target::Claude,
+        target: Agent::Claude,
         content: Content::Block { text: claude_md() },
     }];
 
@@ -63,7 +66,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
         let text = guide_file(frontmatter(&[("paths", Fm::List(&g.scope))]), g);
         outputs.push(Output {
             path: format!(".claude/rules/{stem}.md"),
-            target: Target::Claude,
+            target: Agent::Claude,
             content: Content::Whole { text },
         });
     }
@@ -72,7 +75,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
     let items = |s: &BTreeSet<String>| s.iter().cloned().map(Value::String).collect::<Vec<_>>();
     outputs.push(Output {
         path: SETTINGS.into(),
-        target: Target::Claude,
+        target: Agent::Claude,
         content: Content::Json {
             parts: vec![
                 JsonPart::Key {
@@ -133,11 +136,7 @@ pub(crate) struct Permissions {
 
 pub(crate) fn permissions(set: &PolicySet) -> Permissions {
     let mut p = Permissions::default();
-    let allows: Vec<&CompiledRule> = set
-        .rules
-        .iter()
-        .filter(|r| r.domain == Domain::Exec && r.effect == Effect::Allow)
-        .collect();
+    let allows = exec_allows(set);
     for rule in sorted_rules(set) {
         let mut notes: BTreeSet<String> = BTreeSet::new();
         match (rule.domain, rule.effect) {
@@ -163,7 +162,7 @@ pub(crate) fn permissions(set: &PolicySet) -> Permissions {
             }
         }
         p.lossy.extend(notes.into_iter().map(|message| Lossy {
-            target: Target::Claude,
+            target: Agent::Claude,
             rule: rule.id.clone(),
             origin: rule.origin.clone(),
             message,
@@ -176,6 +175,14 @@ pub(crate) fn permissions(set: &PolicySet) -> Permissions {
     let ask = p.ask.clone();
     p.allow.retain(|e| !deny.contains(e) && !ask.contains(e));
     p
+}
+
+/// The policies' own `allow exec` rules: a native ask overlapping one would override it.
+fn exec_allows(set: &PolicySet) -> Vec<&CompiledRule> {
+    set.rules
+        .iter()
+        .filter(|r| r.domain == Domain::Exec && r.effect == Effect::Allow)
+        .collect()
 }
 
 /// Why a deny/ask rule cannot be expressed exactly, if it cannot.
@@ -323,17 +330,6 @@ fn exec_rule(
     }
 }
 
-/// The words of a pattern made only of literal words.
-fn literal_words(ep: &ExecPattern) -> Option<Vec<&str>> {
-    ep.words
-        .iter()
-        .map(|w| match w {
-            Word::Literal(l) => Some(l.as_str()),
-            Word::Glob(_) => None,
-        })
-        .collect()
-}
-
 /// Claude's form of an inexact exec pattern: glob words using only `*` are kept (Claude's
 /// `*` also matches spaces, so it matches more — fine for an ask); from the first word with
 /// other glob syntax on, the pattern becomes a prefix (`… *`).
@@ -388,7 +384,7 @@ fn may_overlap(a: &ExecPattern, b: &ExecPattern) -> bool {
 pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
-    use crate::agents::tests::{block_text, full, small, stdlib, whole_text};
+    use crate::test_support::policies::{block_text, content, full, small, stdlib, whole_text};
     use std::collections::BTreeMap;
 
     pub(crate) fn parts_by_pointer(parts: &[JsonPart]) -> BTreeMap<&str, &JsonPart> {
@@ -403,12 +399,7 @@ pub(crate) mod tests {
     }
 
     fn settings(e: &Emitted) -> Vec<JsonPart> {
-        match e
-            .outputs
-            .iter()
-            .find(|o| o.path == SETTINGS)
-            .map(|o| &o.content)
-        {
+        match content(e, SETTINGS) {
             Some(Content::Json { parts }) => parts.clone(),
             other => panic!("expected JSON parts, got {other:?}"),
         }
@@ -567,11 +558,7 @@ pub(crate) mod tests {
     fn single_rule_entries(set: &PolicySet, r: &CompiledRule) -> Vec<String> {
         let mut p = Permissions::default();
         let mut notes = BTreeSet::new();
-        let allows: Vec<&CompiledRule> = set
-            .rules
-            .iter()
-            .filter(|r| r.domain == Domain::Exec && r.effect == Effect::Allow)
-            .collect();
+        let allows = exec_allows(set);
         if r.role.is_some() {
             return Vec::new();
         }
@@ -668,7 +655,7 @@ pub(crate) mod tests {
         assert!(p.ask.contains("Bash(make release)") && !p.ask.contains("Bash(make release *)"));
         // Every lossy entry carries the rule's origin.
         for l in &e.lossy {
-            assert_eq!(l.target, Target::Claude);
+            assert_eq!(l.target, Agent::Claude);
             assert_eq!(l.origin, set.rule(&l.rule).unwrap().origin);
         }
     }

@@ -1,0 +1,59 @@
+//! The agents ContextOS works with: one enum for compiling their configuration and for
+//! answering their hooks.
+
+use serde::Serialize;
+
+/// An agent ContextOS writes configuration for. Every agent is a compile target; the
+/// ones [`Agent::has_hook`] names also run `contextos hook <name>` before a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    /// `AGENTS.md`, read by Codex, Cursor, Copilot, Windsurf, Zed, Gemini and others. An
+    /// instruction file, not a program: it has no hook.
+    #[serde(rename = "agents")]
+    AgentsMd,
+    /// Claude Code.
+    Claude,
+    /// Cursor.
+    Cursor,
+    /// GitHub Copilot (CLI and cloud agent).
+    Copilot,
+    /// OpenAI Codex: exec-policy rules and the hook (instructions come from `AGENTS.md`).
+    /// Its hook sends Claude's PreToolUse shape (`Bash`, `apply_patch`, `mcp__…`), but it
+    /// cannot ask, and its output schema allows no field beyond the decision.
+    Codex,
+}
+
+impl Agent {
+    /// Every compile target, in the order outputs and warnings are sorted by.
+    pub const ALL: [Agent; 5] = [
+        Agent::AgentsMd,
+        Agent::Claude,
+        Agent::Cursor,
+        Agent::Copilot,
+        Agent::Codex,
+    ];
+
+    /// The name used on the command line (`--target`, `contextos hook <name>`), in the
+    /// ownership record and in the decision log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::AgentsMd => "agents",
+            Agent::Claude => "claude",
+            Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The agent named `s` (see [`Agent::as_str`]).
+    pub fn parse(s: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Whether the agent runs ContextOS's hook before its tool calls, so that
+    /// [`crate::parse_event`] can read what it sends.
+    pub fn has_hook(self) -> bool {
+        !matches!(self, Agent::AgentsMd)
+    }
+}

@@ -1,0 +1,5 @@
+//! Claude Code: its emitter (`CLAUDE.md`, `.claude/rules/`, `.claude/settings.json`) and
+//! its hook dialect.
+
+pub mod emit;
+pub(crate) mod hook;

@@ -1,0 +1,285 @@
+//! The GitHub Copilot hook dialect (`ide-targets.md` §1.3.2), CLI and cloud agent, in both
+//! its native camelCase form and the "VS Code compatible" snake_case one. Answers are
+//! top-level `permissionDecision` documents; a failure is a deny document with exit 0,
+//! because Copilot logs and skips hooks that exit non-zero (fail open): only a deny on a
+//! successful exit binds.
+
+use crate::protocol::answer::{to_line, Decision, PermissionDecision};
+use crate::protocol::apply_patch::apply_patch_actions;
+use crate::protocol::dialect::{Dialect, Failure};
+use crate::protocol::event::{Action, HookEvent, ProtocolError};
+use crate::protocol::fields::{
+    args_object, loose_str, opt_owned, opt_str, paths_from, perr, req_str, shell, Obj,
+};
+use crate::Agent;
+use contextos_core::PathOp;
+use serde_json::Value;
+
+pub(crate) const DIALECT: Dialect = Dialect {
+    parse,
+    answer,
+    // Copilot logs and skips hooks that exit non-zero: only a deny on exit 0 binds.
+    failure: Failure::DenyAnswer { exit: 0 },
+};
+
+fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
+    // The "VS Code compatible" dialect (hooks configured under PascalCase event names) sends
+    // snake_case fields; the native dialect camelCase ones and no event name at all.
+    let snake = ["hook_event_name", "tool_name", "tool_input"]
+        .iter()
+        .any(|k| obj.contains_key(*k));
+    let (event, tool_key, args_key) = if snake {
+        let event = req_str(obj, "hook_event_name", "copilot hook")?.to_owned();
+        (event, "tool_name", "tool_input")
+    } else {
+        let event = match opt_str(obj, "hookEventName", "copilot hook")? {
+            Some(e) if !e.is_empty() => e.to_owned(),
+            // Only postToolUse carries a result; a call without one is about to happen, so
+            // the unknown case is judged rather than waved through.
+            _ if obj.contains_key("toolResult") => "postToolUse".to_owned(),
+            _ => "preToolUse".to_owned(),
+        };
+        (event, "toolName", "toolArgs")
+    };
+    let label = format!("copilot {event}");
+    let judged = event.eq_ignore_ascii_case("preToolUse");
+    let (tool, actions) = if judged {
+        let tool = req_str(obj, tool_key, &label)?;
+        let label = format!("{label} {tool}");
+        let Some(args) = obj.get(args_key).filter(|v| !v.is_null()) else {
+            return Err(perr(format!("{label}: `{args_key}` is missing")));
+        };
+        (
+            tool.to_owned(),
+            copilot_actions(tool, args, args_key, &label)?,
+        )
+    } else {
+        match loose_str(obj, tool_key) {
+            Some(tool) => {
+                let actions = obj
+                    .get(args_key)
+                    .map(|args| copilot_actions(&tool, args, args_key, &label))
+                    .and_then(Result::ok)
+                    .unwrap_or_default();
+                (tool, actions)
+            }
+            None => (event.clone(), Vec::new()),
+        }
+    };
+    Ok(HookEvent {
+        agent: Agent::Copilot,
+        tool,
+        actions,
+        cwd: opt_owned(obj, "cwd", &label)?,
+        roots: Vec::new(),
+        session: loose_str(obj, "sessionId").or_else(|| loose_str(obj, "session_id")),
+        // The CLI prompts on `ask`; the cloud agent only processes `deny`, where an `ask`
+        // is then simply not enforced — the caller cannot tell the two apart from the input.
+        can_ask: judged,
+        observe_only: !judged,
+        event,
+    })
+}
+
+/// Copilot tool names are matched case-insensitively: the documented ones are lowercase, and
+/// recognising a differently-cased spelling can only add actions to judge.
+fn copilot_actions(
+    tool: &str,
+    args: &Value,
+    args_key: &str,
+    label: &str,
+) -> Result<Vec<Action>, ProtocolError> {
+    let name = tool.to_ascii_lowercase();
+    if name == "apply_patch" {
+        return apply_patch_actions(args, args_key, label);
+    }
+    let input = args_object(Some(args), args_key, label)?;
+    let label = &format!("{label} {args_key}");
+    const PATH_KEYS: [&str; 2] = ["path", "file_path"];
+    Ok(match name.as_str() {
+        "bash" => vec![shell(req_str(&input, "command", label)?)],
+        "powershell" => vec![Action::PowerShell {
+            line: req_str(&input, "command", label)?.to_owned(),
+        }],
+        "view" => paths_from(&input, &PATH_KEYS, PathOp::Read, true, label)?,
+        "create" | "edit" => paths_from(&input, &PATH_KEYS, PathOp::Write, true, label)?,
+        // `command` here is the editor's sub-command, not a shell line; anything but `view`
+        // (create, str_replace, insert, undo_edit, or absent) writes.
+        "str_replace_editor" => {
+            let op = match opt_str(&input, "command", label)? {
+                Some("view") => PathOp::Read,
+                _ => PathOp::Write,
+            };
+            paths_from(&input, &PATH_KEYS, op, true, label)?
+        }
+        "glob" | "grep" => paths_from(&input, &PATH_KEYS, PathOp::Read, false, label)?,
+        "web_fetch" => vec![Action::Fetch {
+            url: req_str(&input, "url", label)?.to_owned(),
+        }],
+        _ => Vec::new(),
+    })
+}
+
+fn answer(_event: &str, decision: Decision, reason: &str) -> String {
+    // Copilot CLI and cloud agent: at the top level, not in Claude's envelope (both
+    // dialects).
+    to_line(&PermissionDecision::new(decision, reason))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use crate::test_support::hooks::*;
+    use crate::{parse_event, render};
+    use PathOp::{Delete, Read, Write};
+
+    #[test]
+    fn copilot_fixtures() {
+        check(Agent::Copilot);
+    }
+
+    #[test]
+    fn copilot_answers_both_dialects() {
+        for file in [
+            "bash-rm-home.json",
+            "snake-pretooluse-bash-git-hookspath.json",
+        ] {
+            let e = fixture(Agent::Copilot, file);
+            assert_eq!(
+                render(&e, &deny("no")),
+                out(r#"{"permissionDecision":"deny","permissionDecisionReason":"no"}"#)
+            );
+            assert_eq!(
+                render(&e, &ask("sure?")),
+                out(r#"{"permissionDecision":"ask","permissionDecisionReason":"sure?"}"#)
+            );
+            assert_eq!(
+                render(&e, &allow("")),
+                out(r#"{"permissionDecision":"allow"}"#)
+            );
+        }
+    }
+
+    #[test]
+    fn copilot_missing_or_mistyped_fields() {
+        // camelCase without a tool name is taken for a preToolUse, which needs one.
+        refuses(
+            Agent::Copilot,
+            &[
+                (r#"{"timestamp":1,"cwd":"/repo"}"#, "`toolName` is missing"),
+                (
+                    r#"{"timestamp":1,"toolName":"bash"}"#,
+                    "`toolArgs` is missing",
+                ),
+                (
+                    r#"{"timestamp":1,"toolName":"bash","toolArgs":"rm -rf ~"}"#,
+                    "is a string but not JSON",
+                ),
+                (
+                    r#"{"timestamp":1,"toolName":"bash","toolArgs":"[\"rm\"]"}"#,
+                    "not a JSON object",
+                ),
+                (
+                    r#"{"timestamp":1,"toolName":"bash","toolArgs":"{}"}"#,
+                    "`command` is missing",
+                ),
+                (
+                    r#"{"timestamp":1,"toolName":"view","toolArgs":{}}"#,
+                    "no file path",
+                ),
+                (
+                    r#"{"toolName":"apply_patch","toolArgs":"*** Begin Patch\n*** Add File: x\n+1\n"}"#,
+                    "missing `*** End Patch`",
+                ),
+                (
+                    r#"{"toolName":"apply_patch","toolArgs":{"other":"x"}}"#,
+                    "has no patch",
+                ),
+                (
+                    r#"{"toolName":"apply_patch","toolArgs":{"input":42}}"#,
+                    "is not a string",
+                ),
+                // snake_case dialect requires its event name.
+                (
+                    r#"{"tool_name":"bash","tool_input":{"command":"ls"}}"#,
+                    "`hook_event_name` is missing",
+                ),
+                (
+                    r#"{"hook_event_name":"PreToolUse","tool_name":"bash"}"#,
+                    "`tool_input` is missing",
+                ),
+            ],
+        );
+    }
+
+    #[test]
+    fn copilot_apply_patch_shapes() {
+        let expected = vec![p(Write, "src/a.rs")];
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch\n";
+        let shapes = [
+            serde_json::json!({"toolName": "apply_patch", "toolArgs": patch}),
+            serde_json::json!({"toolName": "apply_patch", "toolArgs": {"input": patch}}),
+            serde_json::json!({"toolName": "apply_patch", "toolArgs": {"patch": patch}}),
+            serde_json::json!({"toolName": "apply_patch", "toolArgs": serde_json::to_string(&serde_json::json!({"input": patch})).unwrap()}),
+            serde_json::json!({"toolName": "apply_patch", "toolArgs": serde_json::to_string(&patch).unwrap()}),
+            serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "apply_patch", "tool_input": {"command": patch}}),
+        ];
+        for shape in shapes {
+            let e = parse_event(Agent::Copilot, shape.to_string().as_bytes())
+                .unwrap_or_else(|err| panic!("{shape}: {err}"));
+            assert_eq!(e.actions, expected, "{shape}");
+        }
+        // Two fields: both are judged.
+        let two = serde_json::json!({"toolName": "apply_patch", "toolArgs": {
+            "input": patch,
+            "patch": "*** Begin Patch\n*** Delete File: .github/hooks/x.json\n*** End Patch"
+        }});
+        let e = parse_event(Agent::Copilot, two.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            e.actions,
+            vec![p(Write, "src/a.rs"), p(Delete, ".github/hooks/x.json")]
+        );
+        // A unified diff is accepted too.
+        let diff = serde_json::json!({"toolName": "apply_patch", "toolArgs":
+            "diff --git a/.github/hooks/x.json b/.github/hooks/x.json\nnew file mode 100644\n--- /dev/null\n+++ b/.github/hooks/x.json\n@@ -0,0 +1 @@\n+{}\n"});
+        let e = parse_event(Agent::Copilot, diff.to_string().as_bytes()).unwrap();
+        assert_eq!(e.actions, vec![p(Write, ".github/hooks/x.json")]);
+    }
+
+    #[test]
+    fn copilot_tool_names_are_case_insensitive_and_str_replace_editor_defaults_to_write() {
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"toolName":"Bash","toolArgs":{"command":"ls"}}"#,
+        );
+        assert_eq!(e.actions, vec![sh("ls")]);
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"toolName":"str_replace_editor","toolArgs":{"path":"/repo/a"}}"#,
+        );
+        assert_eq!(e.actions, vec![p(Write, "/repo/a")]);
+        let e = parsed(Agent::Copilot, br#"{"toolName":"str_replace_editor","toolArgs":{"command":"insert","path":"/repo/a","file_path":"/repo/b"}}"#);
+        assert_eq!(e.actions, vec![p(Write, "/repo/a"), p(Write, "/repo/b")]);
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"toolName":"grep","toolArgs":{"pattern":"x","path":"/home/dev/.aws"}}"#,
+        );
+        assert_eq!(e.actions, vec![p(Read, "/home/dev/.aws")]);
+    }
+
+    #[test]
+    fn copilot_session_events_are_observe_only() {
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"hook_event_name":"PostToolUse","tool_name":"bash","tool_input":"garbage"}"#,
+        );
+        assert!(e.observe_only && e.actions.is_empty());
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"hookEventName":"sessionStart","timestamp":1,"cwd":"/repo","source":"new"}"#,
+        );
+        assert!(e.observe_only);
+        assert_eq!(e.tool, "sessionStart");
+    }
+}

@@ -1,0 +1,51 @@
+//! A hook invocation, decoded: what the agent is about to do, in policy terms.
+
+use crate::Agent;
+use contextos_core::PathOp;
+
+/// What the agent is about to do, in policy terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// A shell command line (Claude Bash, Cursor beforeShellExecution/Shell tool, Copilot bash).
+    Shell { line: String },
+    /// A PowerShell command line: its syntax is not analysed, so the hook asks rather than
+    /// judging it with POSIX shell rules (which would mangle `C:\…` paths and miss cmdlets).
+    PowerShell { line: String },
+    /// A file operation; `path` exactly as the agent sent it (often absolute).
+    Path { op: PathOp, path: String },
+    /// A web fetch / search — ContextOS has no network domain yet; carried for the log.
+    Fetch { url: String },
+    /// An MCP tool call — carried for the log.
+    Mcp {
+        server: Option<String>,
+        tool: String,
+    },
+}
+
+/// One hook invocation, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookEvent {
+    pub agent: Agent,
+    /// `hook_event_name` as sent (`PreToolUse`, `beforeShellExecution`, `preToolUse`…);
+    /// inferred as `preToolUse`/`postToolUse` for Copilot's camelCase dialect, which has none.
+    pub event: String,
+    /// Tool name, or the event name for tool-less events.
+    pub tool: String,
+    /// Empty = nothing ContextOS can judge (answer: pass).
+    pub actions: Vec<Action>,
+    /// The agent's working directory if sent.
+    pub cwd: Option<String>,
+    /// Project roots if sent (Cursor `workspace_roots`; Claude's `cwd` is not a root).
+    pub roots: Vec<String>,
+    pub session: Option<String>,
+    /// Whether this event/target honours "ask".
+    pub can_ask: bool,
+    /// True when the event cannot veto at all (afterFileEdit, postToolUse…): answer nothing.
+    /// `actions` is then filled on a best-effort basis, for the log only.
+    pub observe_only: bool,
+}
+
+/// Hook input ContextOS cannot read. The caller must answer with [`crate::render_failure`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ProtocolError(pub String);
