@@ -148,8 +148,14 @@ fn worker_transaction() {
         if !looping {
             break;
         }
+        // Tells the parent this child has committed at least once, so its kill can
+        // land anywhere in a running loop however long the process took to start.
+        let _ = std::fs::write(root.join(PROGRESS), b"");
     }
 }
+
+/// Written by a looping worker after each commit it completes.
+const PROGRESS: &str = "worker-progress";
 
 fn child(root: &Path, env: &[(&str, String)]) -> std::process::Child {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
@@ -240,7 +246,18 @@ fn random_kill_trials(trials: u32) {
     let mut last = 0;
     let mut interrupted = 0;
     for _ in 0..trials {
+        let _ = std::fs::remove_file(root.join(PROGRESS));
         let mut c = child(root, &[("CTX_LOOP", "1".into())]);
+        // Start-up time depends on the machine's load, not on the journal: wait for the
+        // first commit, then kill at a random moment of the loop.
+        let started = std::time::Instant::now();
+        while !root.join(PROGRESS).exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the worker never committed"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
