@@ -7,7 +7,7 @@ use crate::schema::{Attr, Method};
 use contextos_grammar::ast::{CmpOp, Effect};
 use serde::{Deserialize, Serialize};
 
-/// Where a rule or guide was written.
+/// A location in a policy source: of a rule, clause, guide, detector or test case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
     /// The source's name as loaded (project files relative to the project root).

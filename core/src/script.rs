@@ -81,7 +81,8 @@ impl ScriptHost {
         }
     }
 
-    /// Compiles a script for a domain; unknown variables are compile errors.
+    /// Compiles a script for a domain and returns its index; a variable the domain does
+    /// not have (see [`script_vars`]) is a compile error.
     pub fn compile(&mut self, domain: Domain, body: &str) -> Result<usize, ScriptError> {
         // Declared as plain variables, not constants: Rhai's optimiser would otherwise
         // fold these stand-in values into the compiled script.

@@ -9,7 +9,8 @@ use crate::policy::PolicySet;
 use crate::request::{Domain, ExecRequest, PathOp, Request, RequestKind};
 use contextos_grammar::ast::Effect;
 
-/// How a shell line is decided.
+/// How [`PolicySet::decide_shell`](crate::PolicySet::decide_shell) and `decide_argv` treat
+/// a line: strictness, explanation, and where it runs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ShellOptions<'a> {
     /// Unanalysable input is denied instead of asked.
