@@ -16,7 +16,8 @@ pub struct Origin {
     pub line: usize,
     /// 1-based column, counted in characters.
     pub col: usize,
-    /// Byte offset where the item starts in its source; kept for IDE ranges and snapshots.
+    /// Byte offset where the item starts in its source, so set-wide checks (duplicate ids)
+    /// can point at it; left out of JSON reports.
     #[serde(skip)]
     pub start: usize,
     /// Byte offset just past the item's end.
@@ -61,7 +62,7 @@ pub mod origin_full {
 pub enum Layer {
     /// The built-in standard library shipped with ContextOS.
     Stdlib,
-    /// A third-party policy pack, loaded after its signature was checked.
+    /// A third-party policy pack (`contextos-plugins`).
     Plugin,
     /// The project's own policies.
     User,
@@ -88,11 +89,13 @@ pub struct CompiledRule {
     pub role: Option<String>,
     /// Patterns as written after `$var` expansion (empty: the rule matches every subject).
     pub patterns: Vec<String>,
-    /// The `exec` patterns parsed into words; empty for other domains.
+    /// `patterns` parsed into words, for `exec` rules; empty for other domains and for an
+    /// exec rule without patterns (which matches every command).
     pub exec_patterns: Vec<ExecPattern>,
     /// `when` and `unless` clauses in source order; the rule applies when all hold.
     pub clauses: Vec<Clause>,
-    /// The `because` reason.
+    /// The `because` reason, carried into every decision the rule takes part in; a rule
+    /// without one compiles with warning W0201.
     pub because: Option<String>,
     /// The `@severity` value, carried into decisions for presentation.
     pub severity: Option<String>,

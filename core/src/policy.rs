@@ -115,7 +115,7 @@ pub enum TestSubject {
 /// One `SUBJECT [as role "R"] => EFFECT[(ids…)]` line of a test block.
 #[derive(Debug, Clone)]
 pub struct CompiledCase {
-    /// What is decided.
+    /// The request or shell line the case decides.
     pub subject: TestSubject,
     /// The role the case's request carries (`as role "…"`).
     pub role: Option<String>,
