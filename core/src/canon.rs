@@ -18,7 +18,10 @@ const PATH_SYNTAX: [char; 7] = ['.', '/', '\\', ':', '%', '~', '$'];
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct PathRejection {
+    /// Stable `path.*` reason code; it becomes the decision's
+    /// [`Rejection::code`](crate::decision::Rejection::code).
     pub code: &'static str,
+    /// What is wrong with the path, for people.
     pub message: String,
 }
 

@@ -32,8 +32,10 @@ pub enum DetectorKind {
 }
 
 impl DetectorKind {
+    /// The kinds as written after `detector` in policy text.
     pub const NAMES: [&'static str; 3] = ["secret", "file", "stub"];
 
+    /// The kind named in policy text; `None` for anything else.
     pub fn parse(s: &str) -> Option<DetectorKind> {
         match s {
             "secret" => Some(DetectorKind::Secret),
@@ -43,6 +45,7 @@ impl DetectorKind {
         }
     }
 
+    /// The kind as written in policy text.
     pub fn as_str(self) -> &'static str {
         match self {
             DetectorKind::Secret => "secret",
@@ -91,11 +94,14 @@ impl DetectorKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Likely but uncertain; the stdlib's commit rules ask a person to confirm.
     Warning,
+    /// The default: a real problem; the stdlib's commit rules deny the commit.
     Error,
 }
 
 impl Severity {
+    /// The severity named by `@severity(…)`; `None` for anything else.
     pub fn parse(s: &str) -> Option<Severity> {
         match s {
             "error" => Some(Severity::Error),
@@ -103,6 +109,7 @@ impl Severity {
             _ => None,
         }
     }
+    /// The severity as written in policy text and seen as `commit.severity`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -117,6 +124,7 @@ impl Severity {
 pub struct CompiledDetector {
     /// `@id`, or `file:line` when omitted; findings carry it as their rule id.
     pub id: String,
+    /// What the detector looks at, which fixes the keys it accepts.
     pub kind: DetectorKind,
     /// `@severity(error|warning)`; `error` when omitted.
     pub severity: Severity,
@@ -153,7 +161,11 @@ pub struct CompiledDetector {
     /// `stub` only: no finding when one of the `lookback` lines before the match matches
     /// this regex (an `@abstractmethod` above a `raise NotImplementedError`).
     pub unless_before: Option<String>,
+    /// `stub` only: how many lines before a match `unless_before` checks
+    /// ([`DEFAULT_LOOKBACK`](crate::compile::DEFAULT_LOOKBACK) when it is given without one,
+    /// else 0).
     pub lookback: u32,
+    /// Where the detector is declared.
     #[serde(with = "crate::ir::origin_full")]
     pub origin: Origin,
 }

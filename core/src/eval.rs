@@ -9,6 +9,7 @@ use crate::schema::{Attr, Method};
 use crate::script::ScriptHost;
 use contextos_grammar::ast::{CmpOp, Effect};
 
+/// Switches for one evaluation; none of them changes the verdict.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EvalOptions {
     /// Collect why-not entries for candidate rules that did not apply.

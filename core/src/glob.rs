@@ -5,6 +5,8 @@
 use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 use std::sync::OnceLock;
 
+/// A segment-aware glob for path, plugin and commit patterns: `*` and `?` stay inside one
+/// `/`-separated segment, `**` crosses them, `\` escapes; the error is the reason, for E0112.
 pub fn path_glob(pattern: &str) -> Result<Glob, String> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
@@ -19,6 +21,7 @@ fn word_builder(pattern: &str) -> GlobBuilder<'_> {
     b
 }
 
+/// A glob over one argv word, where `*` also matches `/` (`*.py` matches `scripts/x.py`).
 pub fn word_glob(pattern: &str) -> Result<GlobMatcher, String> {
     word_builder(pattern)
         .build()
@@ -52,6 +55,7 @@ pub struct LazyWordGlob {
 }
 
 impl LazyWordGlob {
+    /// Validates `pattern` as a word glob now and defers building its matcher.
     pub fn new(pattern: &str) -> Result<Self, String> {
         word_builder(pattern)
             .build()
@@ -61,6 +65,7 @@ impl LazyWordGlob {
             matcher: OnceLock::new(),
         })
     }
+    /// The pattern as written.
     pub fn pattern(&self) -> &str {
         &self.pattern
     }
@@ -113,6 +118,7 @@ pub struct PathGlobs {
 }
 
 impl PathGlobs {
+    /// Validates every pattern as a path glob; the error names the first invalid pattern and why.
     pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<Self, (String, String)> {
         let mut out = Vec::new();
         for p in patterns {
@@ -124,6 +130,7 @@ impl PathGlobs {
             set: OnceLock::new(),
         })
     }
+    /// The patterns as written.
     pub fn patterns(&self) -> &[String] {
         &self.patterns
     }
@@ -134,6 +141,8 @@ impl PathGlobs {
         }
         b.build().map_err(|e| e.to_string())
     }
+    /// Whether any pattern matches the whole of `s`; errors only when the set cannot be built
+    /// (size limits), which callers resolve to the stricter outcome.
     pub fn is_match(&self, s: &str) -> Result<bool, String> {
         self.set
             .get_or_init(|| self.build())

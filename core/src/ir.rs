@@ -7,14 +7,20 @@ use crate::schema::{Attr, Method};
 use contextos_grammar::ast::{CmpOp, Effect};
 use serde::{Deserialize, Serialize};
 
-/// Where a rule or guide was written.
+/// A location in a policy source: of a rule, clause, guide, detector or test case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
+    /// The source's name as loaded (project files relative to the project root).
     pub file: String,
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, counted in characters.
     pub col: usize,
+    /// Byte offset where the item starts in its source, so set-wide checks (duplicate ids)
+    /// can point at it; left out of JSON reports.
     #[serde(skip)]
     pub start: usize,
+    /// Byte offset just past the item's end.
     #[serde(skip)]
     pub end: usize,
 }
@@ -30,10 +36,12 @@ pub mod origin_full {
     use crate::ir::Origin;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+    /// Writes `(file, line, col, start, end)`.
     pub fn serialize<S: Serializer>(o: &Origin, s: S) -> Result<S::Ok, S::Error> {
         (&o.file, o.line, o.col, o.start, o.end).serialize(s)
     }
 
+    /// Reads what [`serialize`] wrote.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Origin, D::Error> {
         let (file, line, col, start, end) = <(String, usize, usize, usize, usize)>::deserialize(d)?;
         Ok(Origin {
@@ -46,65 +54,101 @@ pub mod origin_full {
     }
 }
 
+/// Where a policy source comes from. Layers never change precedence (deny > ask > allow
+/// holds across them); they decide what a source may do (a plugin may not write `plugin`
+/// rules) and which `test` blocks run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Layer {
+    /// The built-in standard library shipped with ContextOS.
     Stdlib,
+    /// A third-party policy pack (`contextos-plugins`).
     Plugin,
+    /// The project's own policies.
     User,
 }
 
 /// Bit set of path operations (`read` = 1, `write` = 2, `delete` = 4); domains without
 /// operations use `ALL_OPS`.
 pub type OpMask = u8;
+/// Every path operation: the mask of a rule without operations and of non-`path` rules.
 pub const ALL_OPS: OpMask = 0b111;
 
+/// A rule after checking: resolved head, typed clauses and reporting metadata.
 #[derive(Debug, Clone)]
 pub struct CompiledRule {
+    /// The `@id`, or `FILE:LINE` of the effect keyword; unique across the set.
     pub id: String,
+    /// What the rule decides when it applies.
     pub effect: Effect,
+    /// The only domain whose requests the rule can match.
     pub domain: Domain,
+    /// Path operations the rule covers ([`ALL_OPS`] when it names none).
     pub ops: OpMask,
+    /// The `role` block it is in: a candidate only for requests carrying exactly that role.
     pub role: Option<String>,
     /// Patterns as written after `$var` expansion (empty: the rule matches every subject).
     pub patterns: Vec<String>,
+    /// `patterns` parsed into words, for `exec` rules; empty for other domains and for an
+    /// exec rule without patterns (which matches every command).
     pub exec_patterns: Vec<ExecPattern>,
+    /// `when` and `unless` clauses in source order; the rule applies when all hold.
     pub clauses: Vec<Clause>,
+    /// The `because` reason, carried into every decision the rule takes part in; a rule
+    /// without one compiles with warning W0201.
     pub because: Option<String>,
+    /// The `@severity` value, carried into decisions for presentation.
     pub severity: Option<String>,
+    /// `with` obligations (only on allow/ask rules).
     pub obligations: Vec<ObligationIr>,
+    /// Where the rule starts (its first annotation).
     pub origin: Origin,
+    /// The layer of the source the rule comes from.
     pub layer: Layer,
     /// False when a condition is a Rhai script: emitters must treat the rule conservatively.
     pub analyzable: bool,
 }
 
+/// One `when` or `unless` clause.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Clause {
+    /// `unless`: the rule applies only when the condition does not hold.
     pub negated: bool,
+    /// The type-checked condition.
     pub cond: Cond,
     /// Source text of the clause (`when role != "maintainer"`), for why-not traces.
     pub text: String,
+    /// Where the clause's condition is written; why-not traces point here.
     #[serde(with = "origin_full")]
     pub origin: Origin,
 }
 
+/// A `with NAME { … }` obligation an effect handler must honour before carrying out the action.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ObligationIr {
+    /// The obligation's name (`sandbox` in language 1).
     pub name: String,
+    /// `key: value` pairs in source order, checked against the schema; the handler interprets
+    /// the values (a bare identifier becomes a string).
     pub entries: Vec<(String, serde_json::Value)>,
 }
 
 /// An exec head pattern: literal or glob words, optionally followed by `*` = any rest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExecPattern {
+    /// Patterns for `argv[0]`, `argv[1]`, … in order.
     pub words: Vec<Word>,
+    /// The pattern ended in `*`: any number of further words (including none) may follow;
+    /// otherwise argv must have exactly as many words as the pattern.
     pub rest: bool,
 }
 
+/// One word of an exec pattern.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Word {
+    /// Matches exactly this word.
     Literal(String),
+    /// A word with glob metacharacters, compiled on first use.
     Glob(crate::glob::LazyWordGlob),
 }
 
@@ -145,24 +189,39 @@ impl ExecPattern {
     }
 }
 
+/// A type-checked condition.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Cond {
+    /// Holds when any part holds (evaluated left to right, short-circuiting).
     Or(Vec<Cond>),
+    /// Holds when every part holds (left to right, short-circuiting).
     And(Vec<Cond>),
+    /// Holds when the inner condition does not.
     Not(Box<Cond>),
+    /// A comparison (`==`, `!=`, `<`, `in`, `contains`, …); an operand type mismatch is an
+    /// evaluation error.
     Cmp(Box<Val>, CmpOp, Box<Val>),
     /// `lhs matches [globs]`; lhs is a string or a list (any element).
     Matches(Box<Val>, PathGlobs),
+    /// A boolean operand used as a condition (e.g. `plugin.signed`).
     Truthy(Val),
+    /// A `script { … }` block, by its index in the set's compiled scripts.
     Script(usize),
 }
 
+/// An operand of a condition.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Val {
+    /// A string literal.
     Str(String),
+    /// An integer literal.
     Int(i64),
+    /// A boolean literal.
     Bool(bool),
+    /// A list of strings (`$variables` already spliced in).
     List(Vec<String>),
+    /// A request attribute from the schema, read from the request at evaluation.
     Attr(Attr),
+    /// A method call on a receiver with its arguments (at most one in language 1).
     Call(Method, Box<Val>, Vec<Val>),
 }

@@ -18,6 +18,8 @@
 //! on any of them. Reading files, the environment or the clock belongs to the callers
 //! (effects, scan, adapters, the CLI), which pass what the core needs as values.
 
+#![warn(missing_docs)]
+
 pub mod canon;
 pub mod compile;
 pub mod decision;

@@ -10,15 +10,23 @@ use crate::script::ScriptHost;
 use contextos_grammar::ast::Effect;
 use std::collections::BTreeSet;
 
+/// Everything compiled from the policy sources (stdlib, plugins, project): rules, defaults,
+/// guides, detectors and tests, plus the rule index and the compiled scripts that make
+/// deciding a request fast. Immutable once built, by [`compile`](crate::compile()) or from a
+/// snapshot.
 #[derive(Debug)]
 pub struct PolicySet {
+    /// Every rule of every layer, in load order; order never affects a verdict.
     pub rules: Vec<CompiledRule>,
     /// Default effect per domain, indexed by [`Domain::index`](crate::request::Domain::index).
     pub defaults: [Effect; 4],
+    /// Advice for agents; never read by the evaluator, only by the emitters.
     pub guides: Vec<CompiledGuide>,
     /// What `scan --staged` looks for, in declaration order (stdlib first).
     pub detectors: Vec<crate::detector::CompiledDetector>,
+    /// The `test` blocks, run by [`run_tests`](crate::testing::run_tests); not part of a snapshot.
     pub tests: Vec<CompiledTest>,
+    /// Names of every `role` block, which test cases' `as role` are checked against.
     pub roles: BTreeSet<String>,
     pub(crate) index: Index,
     pub(crate) scripts: ScriptHost,
@@ -27,13 +35,19 @@ pub struct PolicySet {
 /// Advisory text for agents, scoped by globs; consumed by the IDE emitters.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CompiledGuide {
+    /// The `@id`, or `FILE:LINE` of the guide when it has none.
     pub id: String,
+    /// The guide's title, by which an agent judges relevance for `@apply("agent")`.
     pub title: String,
+    /// Path globs of its `for` clause; empty means the whole project.
     pub scope: Vec<String>,
+    /// The body strings, joined with a blank line.
     pub text: String,
+    /// The `role` block the guide is in: advice for that role only.
     pub role: Option<String>,
     /// When an agent should see the guide (`@apply("…")`, or derived from scope and role).
     pub apply: GuideApply,
+    /// Where the guide starts in its source.
     pub origin: Origin,
 }
 
@@ -42,14 +56,20 @@ pub struct CompiledGuide {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GuideApply {
+    /// Always loaded into the agent's context.
     Always,
+    /// Loaded when a file its scope matches is in play.
     Auto,
+    /// Offered by title; the agent pulls it in when it judges it relevant.
     Agent,
+    /// Only when a person names it; kept out of the files agents always load.
     Manual,
 }
 
 impl GuideApply {
+    /// The `@apply` values, as written in policy text.
     pub const NAMES: [&'static str; 4] = ["always", "auto", "agent", "manual"];
+    /// The mode named by an `@apply` value; `None` for anything else (E0107).
     pub fn parse(s: &str) -> Option<GuideApply> {
         match s {
             "always" => Some(GuideApply::Always),
@@ -70,28 +90,41 @@ impl GuideApply {
     }
 }
 
+/// One `test "NAME" { … }` block: cases that pin the set's decisions.
 #[derive(Debug, Clone)]
 pub struct CompiledTest {
+    /// The block's name, which `contextos test --filter` matches by substring.
     pub name: String,
     /// Stdlib tests describe the stdlib alone; a project's own rules may change their outcome.
     pub layer: crate::ir::Layer,
+    /// Where the block starts.
     pub origin: Origin,
+    /// The block's cases, in source order.
     pub cases: Vec<CompiledCase>,
 }
 
+/// What a test case decides.
 #[derive(Debug, Clone)]
 pub enum TestSubject {
+    /// A single request, decided like `contextos decide`.
     Request(Request),
     /// A shell line, decided like `decide exec --shell`.
     Shell(String),
 }
 
+/// One `SUBJECT [as role "R"] => EFFECT[(ids…)]` line of a test block.
 #[derive(Debug, Clone)]
 pub struct CompiledCase {
+    /// The request or shell line the case decides.
     pub subject: TestSubject,
+    /// The role the case's request carries (`as role "…"`).
     pub role: Option<String>,
+    /// The verdict the case expects.
     pub expect: Effect,
+    /// Ids that must be among the deciding rules; other deciding rules do not fail the case.
     pub expect_rules: Vec<String>,
+    /// The case's source text, used to name it in reports.
     pub text: String,
+    /// Where the case is written.
     pub origin: Origin,
 }

@@ -17,7 +17,10 @@ impl PolicySet {
         self.defaults[d.index()]
     }
 
-    /// The rule with this id.
+    /// The rule with this id (an `@id` or an implicit `FILE:LINE`); `None` when no rule has
+    /// it, including a rule left out by [`disabled_rules`].
+    ///
+    /// [`disabled_rules`]: crate::CompileOptions::disabled_rules
     pub fn rule(&self, id: &str) -> Option<&CompiledRule> {
         self.rules.iter().find(|r| r.id == id)
     }
@@ -48,7 +51,8 @@ impl PolicySet {
         shell_decide::decide_argv(self, argv, role, opts)
     }
 
-    /// Encodes the compiled set (without its tests).
+    /// Encodes the compiled set (without its tests) for the policy cache of short-lived
+    /// processes such as agent hooks.
     pub fn to_snapshot(&self) -> Result<Vec<u8>, SnapshotError> {
         snapshot::encode(self)
     }

@@ -3,17 +3,25 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The kind of action a request asks about; each domain has its own request shape, rule
+/// patterns, schema attributes and `default` effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Domain {
+    /// Reading, writing or deleting one file, named by its canonical path.
     Path,
+    /// Running one simple command, given as argv.
     Exec,
+    /// Loading a third-party policy pack.
     Plugin,
+    /// A change set about to be committed or merged.
     Commit,
 }
 
 impl Domain {
+    /// Every domain, in the order of [`Domain::index`].
     pub const ALL: [Domain; 4] = [Domain::Path, Domain::Exec, Domain::Plugin, Domain::Commit];
+    /// The keyword naming the domain in policy text, JSON and the CLI (`"path"`, `"exec"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Domain::Path => "path",
@@ -22,9 +30,11 @@ impl Domain {
             Domain::Commit => "commit",
         }
     }
+    /// The domain named by a keyword of [`Domain::as_str`]; `None` for anything else.
     pub fn parse(s: &str) -> Option<Domain> {
         Domain::ALL.into_iter().find(|d| d.as_str() == s)
     }
+    /// Dense index `0..4`, in declaration order, for per-domain tables such as the set's defaults.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -36,11 +46,15 @@ impl std::fmt::Display for Domain {
     }
 }
 
+/// What a `path` request does to its file; `path` rules without operations cover all three.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PathOp {
+    /// Reading the file's contents.
     Read,
+    /// Creating or changing the file.
     Write,
+    /// Removing the file.
     Delete,
 }
 
@@ -55,7 +69,9 @@ impl From<contextos_shell::FileOp> for PathOp {
 }
 
 impl PathOp {
+    /// Every operation, in declaration order.
     pub const ALL: [PathOp; 3] = [PathOp::Read, PathOp::Write, PathOp::Delete];
+    /// The keyword naming the operation in policy text, JSON and the CLI (`"read"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             PathOp::Read => "read",
@@ -63,30 +79,42 @@ impl PathOp {
             PathOp::Delete => "delete",
         }
     }
+    /// The operation named by a keyword of [`PathOp::as_str`]; `None` for anything else.
     pub fn parse(s: &str) -> Option<PathOp> {
         PathOp::ALL.into_iter().find(|o| o.as_str() == s)
     }
 }
 
+/// A request to read, write or delete one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathRequest {
+    /// What is done to the file.
     pub op: PathOp,
+    /// The file as given by the caller; the evaluator canonicalises it (repository-relative,
+    /// `/`-separated) before matching and rejects the request when that fails.
     pub path: String,
 }
 
+/// A request to run one simple command; a shell line is split into these first.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ExecRequest {
+    /// The command's words, `argv[0]` first; an empty argv is rejected as `exec.empty`.
     pub argv: Vec<String>,
     /// Programs feeding this command through a pipe (`curl … | sh` gives `sh` ["curl"]).
     #[serde(default, rename = "pipedFrom")]
     pub piped_from: Vec<String>,
 }
 
+/// A request to load a policy pack, built after its digest and signature were verified.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PluginRequest {
+    /// The pack's name (e.g. `github.com/acme/rules`); what `plugin` rule globs match.
     pub name: String,
+    /// Where the pack comes from (registry, git URL or path).
     pub source: String,
+    /// The requested version requirement, e.g. `=1.2.3`.
     pub version: String,
+    /// The pack's `sha256:…` tree digest; empty when missing.
     pub digest: String,
     /// Key id of a verified signature, if any. Verification happens before the request is built.
     pub signer: Option<String>,
@@ -96,11 +124,16 @@ pub struct PluginRequest {
     pub findings: Vec<String>,
 }
 
+/// A request about a change set: the commit hook and the scanner build one for the change
+/// as a whole and one per finding.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CommitRequest {
+    /// Paths the change touches; each is canonicalised like a path request, and one bad path
+    /// rejects the whole request.
     pub files: Vec<String>,
     /// Rule ids of scanner findings in the change.
     pub findings: Vec<String>,
+    /// The commit message; empty when not known.
     pub message: String,
     /// What the finding is (`secret`, `blocked-file`, `stub`, `scope`, `oversize`), or
     /// `change` for the verdict on the change as a whole.
@@ -118,43 +151,59 @@ pub struct CommitRequest {
     pub auto_merge: bool,
 }
 
+/// The domain-specific part of a request; serialised with a `domain` tag next to the
+/// domain's own fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "domain", rename_all = "lowercase")]
 pub enum RequestKind {
+    /// A `path` request.
     Path(PathRequest),
+    /// An `exec` request.
     Exec(ExecRequest),
+    /// A `plugin` request.
     Plugin(PluginRequest),
+    /// A `commit` request.
     Commit(CommitRequest),
 }
 
+/// One question put to the policy: the subject of a domain plus the role it is asked under.
+/// Plain data; the evaluator looks nowhere else.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Request {
+    /// What is asked, in its domain's shape.
     #[serde(flatten)]
     pub kind: RequestKind,
+    /// The role the request carries (`--role`, `as role "…"`); role-block rules are
+    /// candidates only when it equals their role exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
 }
 
 impl Request {
+    /// A request without a role.
     pub fn new(kind: RequestKind) -> Self {
         Request { kind, role: None }
     }
+    /// The same request carried under `role` (`None` removes it).
     pub fn with_role(mut self, role: Option<String>) -> Self {
         self.role = role;
         self
     }
+    /// A role-less `path` request.
     pub fn path(op: PathOp, path: impl Into<String>) -> Self {
         Request::new(RequestKind::Path(PathRequest {
             op,
             path: path.into(),
         }))
     }
+    /// A role-less `exec` request for `argv`, not fed by a pipe.
     pub fn exec<S: Into<String>>(argv: impl IntoIterator<Item = S>) -> Self {
         Request::new(RequestKind::Exec(ExecRequest {
             argv: argv.into_iter().map(Into::into).collect(),
             piped_from: Vec::new(),
         }))
     }
+    /// The domain of the request's kind.
     pub fn domain(&self) -> Domain {
         match &self.kind {
             RequestKind::Path(_) => Domain::Path,

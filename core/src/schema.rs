@@ -4,15 +4,23 @@
 
 use crate::request::Domain;
 
+/// The type of an attribute, operand or script variable; the checker rejects conditions
+/// whose operands do not fit their operator (E0110), so ordinary conditions cannot fail at
+/// run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Ty {
+    /// A string.
     Str,
+    /// A 64-bit signed integer (literals and `len()`).
     Int,
+    /// A boolean: usable on its own as a condition.
     Bool,
+    /// A list of strings (`argv`, `files`, `findings`, list literals).
     List,
 }
 
 impl Ty {
+    /// The type as named in diagnostics ("string", "list of strings", …).
     pub fn name(self) -> &'static str {
         match self {
             Ty::Str => "string",
@@ -26,42 +34,76 @@ impl Ty {
 /// Every attribute a condition can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Attr {
+    /// `role`: the role the request carries, `""` when none.
     Role,
+    /// `path`/`path.path`: the canonical repository-relative path.
     PathPath,
+    /// `path.op`: `"read"`, `"write"` or `"delete"`.
     PathOp,
+    /// `path.name`: the last path segment.
     PathName,
+    /// `path.ext`: the last segment's extension without the dot; `""` for none and for
+    /// dotfiles such as `.env`.
     PathExt,
+    /// `argv`/`exec.argv`: the command's words, `argv[0]` first.
     ExecArgv,
+    /// `exec.program`: the basename of `argv[0]`.
     ExecProgram,
+    /// `exec.args`: `argv` without `argv[0]`.
     ExecArgs,
+    /// `exec.line`: `argv` joined with single spaces, for substring tests; not a faithful
+    /// shell line.
     ExecLine,
+    /// `exec.piped_from`: basenames of the programs earlier in the same pipeline.
     ExecPipedFrom,
+    /// `plugin.name`: the pack's name.
     PluginName,
+    /// `plugin.source`: where the pack comes from.
     PluginSource,
+    /// `plugin.version`: the requested version.
     PluginVersion,
+    /// `plugin.digest`: the `sha256:…` tree digest, `""` when missing.
     PluginDigest,
+    /// `plugin.signer`: key id of the verified signature, `""` when unsigned.
     PluginSigner,
+    /// `plugin.signed`: a verified signature is present.
     PluginSigned,
+    /// `plugin.findings`: stable codes of what verification established against the pack.
     PluginFindings,
+    /// `commit.files`: the canonical paths the change touches.
     CommitFiles,
+    /// `commit.findings`: rule ids of scanner findings in the change.
     CommitFindings,
+    /// `commit.message`: the commit message, `""` when not known.
     CommitMessage,
+    /// `commit.kind`: what the finding is (`secret`, `blocked-file`, …) or `change` for the
+    /// verdict on the whole change.
     CommitKind,
+    /// `commit.severity`: the finding's severity (`error`, `warning`).
     CommitSeverity,
+    /// `commit.host_unsafe`: some change was produced by a run outside the sandbox.
     CommitHostUnsafe,
+    /// `commit.auto_merge`: the change set is to be merged without a human.
     CommitAutoMerge,
 }
 
+/// One row of the schema: how an attribute is spelled, its type and where it is valid.
 #[derive(Debug)]
 pub struct AttrInfo {
+    /// Every spelling a condition may use (`path` and `path.path` are one attribute).
     pub names: &'static [&'static str],
+    /// The attribute the spellings resolve to.
     pub attr: Attr,
+    /// The attribute's type, which the checker types operators against.
     pub ty: Ty,
     /// `None`: available in every domain.
     pub domain: Option<Domain>,
+    /// One-line meaning of the attribute for people reading the schema.
     pub doc: &'static str,
 }
 
+/// The whole schema: every attribute of every domain; an attribute missing here cannot be
+/// read by a condition (E0108), one of another domain is E0109.
 pub const ATTRS: &[AttrInfo] = &[
     AttrInfo {
         names: &["role"],
@@ -233,6 +275,8 @@ pub const ATTRS: &[AttrInfo] = &[
     },
 ];
 
+/// The schema row of an attribute as written in a condition (`"exec.program"`); `None` for
+/// an unknown name.
 pub fn lookup_attr(dotted: &str) -> Option<&'static AttrInfo> {
     ATTRS.iter().find(|a| a.names.contains(&dotted))
 }
@@ -240,13 +284,19 @@ pub fn lookup_attr(dotted: &str) -> Option<&'static AttrInfo> {
 /// Methods callable on attributes (`exec.argv.len()`) and functions (`plugin.signed_by(k)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Method {
+    /// `len()`: characters of a string or elements of a list.
     Len,
+    /// `starts_with(s)` on a string.
     StartsWith,
+    /// `ends_with(s)` on a string.
     EndsWith,
+    /// `contains(s)`: substring of a string or element of a list.
     Contains,
+    /// `plugin.signed_by(k)`: the pack carries a verified signature by key id `k`.
     SignedBy,
 }
 
+/// Method names as written in conditions, with what they resolve to.
 pub const METHODS: &[(&str, Method)] = &[
     ("len", Method::Len),
     ("starts_with", Method::StartsWith),

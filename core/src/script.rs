@@ -12,11 +12,17 @@ use rhai::{Array, Dynamic, Engine, Scope, AST};
 
 /// Operation budget per script evaluation: a runaway loop stops after well under a millisecond.
 pub const MAX_OPERATIONS: u64 = 20_000;
+/// Deepest function-call nesting a script may reach.
 pub const MAX_CALL_LEVELS: usize = 16;
+/// Largest string a script may build, in bytes.
 pub const MAX_STRING_BYTES: usize = 64 * 1024;
+/// Longest array a script may build.
 pub const MAX_ARRAY_LEN: usize = 4096;
+/// Largest object map a script may build.
 pub const MAX_MAP_LEN: usize = 256;
 
+/// The set's locked-down Rhai engine and every `script { … }` condition compiled for it;
+/// [`Cond::Script`](crate::ir::Cond::Script) refers to a script by its index here.
 #[derive(Debug)]
 pub struct ScriptHost {
     engine: Engine,
@@ -28,7 +34,9 @@ pub struct ScriptHost {
 /// A compile error inside a script, `offset` in bytes from the start of the script body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptError {
+    /// Byte offset of the error in the script body, when Rhai reports a position.
     pub offset: Option<usize>,
+    /// Rhai's description of the error.
     pub message: String,
 }
 
@@ -39,6 +47,8 @@ impl Default for ScriptHost {
 }
 
 impl ScriptHost {
+    /// An engine with only the pure core, logic, array, map, math and string packages, the
+    /// limits above, strict variables and `eval`/`print`/`debug` disabled; no scripts yet.
     pub fn new() -> Self {
         let mut engine = Engine::new_raw();
         engine.register_global_module(CorePackage::new().as_shared_module());
@@ -71,7 +81,8 @@ impl ScriptHost {
         }
     }
 
-    /// Compiles a script for a domain; unknown variables are compile errors.
+    /// Compiles a script for a domain and returns its index; a variable the domain does
+    /// not have (see [`script_vars`]) is a compile error.
     pub fn compile(&mut self, domain: Domain, body: &str) -> Result<usize, ScriptError> {
         // Declared as plain variables, not constants: Rhai's optimiser would otherwise
         // fold these stand-in values into the compiled script.
@@ -94,6 +105,7 @@ impl ScriptHost {
         Ok(self.scripts.len() - 1)
     }
 
+    /// The script bodies with their domains, in index order, for snapshots to recompile them.
     pub fn sources(&self) -> &[(Domain, String)] {
         &self.sources
     }

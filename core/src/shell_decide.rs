@@ -9,10 +9,13 @@ use crate::policy::PolicySet;
 use crate::request::{Domain, ExecRequest, PathOp, Request, RequestKind};
 use contextos_grammar::ast::Effect;
 
+/// How [`PolicySet::decide_shell`](crate::PolicySet::decide_shell) and `decide_argv` treat
+/// a line: strictness, explanation, and where it runs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ShellOptions<'a> {
     /// Unanalysable input is denied instead of asked.
     pub strict: bool,
+    /// Collect why-not traces in every part (see [`crate::EvalOptions::explain`]).
     pub explain: bool,
     /// Where the line runs, so file targets can be brought into project-relative form.
     /// Without it, targets are judged exactly as written (relative to the project root).

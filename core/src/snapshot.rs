@@ -66,12 +66,22 @@ struct GuideSnap {
 /// Why a snapshot could not be made or loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
+    /// The set could not be serialised (an obligation value that does not encode).
     #[error("cannot encode the policy set: {0}")]
     Encode(String),
+    /// The bytes are not a snapshot of this format (truncated, corrupt, or a glob that no
+    /// longer validates).
     #[error("the snapshot does not decode: {0}")]
     Decode(String),
+    /// The snapshot was written by a build with another [`SNAPSHOT_FORMAT`]; recompile
+    /// from source.
     #[error("the snapshot has format {found}, this build reads {SNAPSHOT_FORMAT}")]
-    Format { found: u32 },
+    Format {
+        /// The format number found in the bytes.
+        found: u32,
+    },
+    /// The content decoded but does not form a set: a script that does not compile, an index
+    /// that cannot be built, or a rule referring to a missing script.
     #[error("the snapshot does not rebuild: {0}")]
     Rebuild(String),
 }

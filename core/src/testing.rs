@@ -10,26 +10,40 @@ use contextos_grammar::ast::Effect;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
+/// The outcome of one test case.
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseResult {
+    /// Name of the test block the case is in.
     pub test: String,
+    /// The case's source text.
     pub case: String,
+    /// Where the case is written.
     pub origin: Origin,
+    /// The verdict is the expected one and every expected rule id is among the deciding rules.
     pub passed: bool,
+    /// The verdict the case expects.
     pub expected: Effect,
+    /// Rule ids the case names; empty when it names none.
     #[serde(rename = "expectedRules")]
     pub expected_rules: Vec<String>,
+    /// The verdict the set gave.
     pub actual: Effect,
+    /// Ids of the deciding rules, sorted and deduplicated.
     #[serde(rename = "actualRules")]
     pub actual_rules: Vec<String>,
+    /// Expected ids that were not among the deciding rules.
     #[serde(rename = "missingRules", skip_serializing_if = "Vec::is_empty")]
     pub missing_rules: Vec<String>,
 }
 
+/// The outcome of a test run.
 #[derive(Debug, Clone, Serialize)]
 pub struct TestReport {
+    /// Every case run, in set order.
     pub cases: Vec<CaseResult>,
+    /// Number of passing cases.
     pub passed: usize,
+    /// Number of failing cases.
     pub failed: usize,
     /// Rules that matched in at least one case (deciding or overruled).
     #[serde(skip)]
@@ -37,7 +51,7 @@ pub struct TestReport {
 }
 
 impl TestReport {
-    /// Ids of rules no test case exercised, in policy order.
+    /// Rules no test case exercised (neither deciding nor overruled), in policy order.
     pub fn uncovered<'a>(&self, set: &'a PolicySet) -> Vec<&'a crate::ir::CompiledRule> {
         set.rules
             .iter()

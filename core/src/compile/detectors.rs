@@ -23,6 +23,7 @@ pub struct CheckedRegex {
 }
 
 impl CheckedRegex {
+    /// The pattern as checked.
     pub fn as_str(&self) -> &str {
         &self.pattern
     }

@@ -8,11 +8,16 @@ use contextos_grammar::{Diagnostic, SourceFile};
 /// One policy file to compile.
 #[derive(Debug, Clone)]
 pub struct PolicySource {
+    /// The name diagnostics, origins and implicit `FILE:LINE` ids use (project files relative
+    /// to the project root).
     pub name: String,
+    /// The policy text.
     pub text: String,
+    /// Where the source comes from; decides what it may declare and which tests run.
     pub layer: Layer,
 }
 
+/// Settings of one compilation that do not come from the policy text.
 #[derive(Debug, Clone, Default)]
 pub struct CompileOptions {
     /// Rule ids to leave out (from `contextos.toml`), e.g. to override a stdlib rule.
@@ -27,14 +32,22 @@ pub struct CompileOptions {
 /// [`NO_FILE`] for findings about the policy set as a whole or its configuration.
 #[derive(Debug, Clone)]
 pub struct FileDiagnostic {
+    /// Index into [`CompileOutput::files`], or [`NO_FILE`].
     pub file: usize,
+    /// The error or warning itself.
     pub diagnostic: Diagnostic,
 }
 
+/// The result of [`compile`](crate::compile()): the set when there was no error, and every
+/// diagnostic either way.
 #[derive(Debug)]
 pub struct CompileOutput {
+    /// The compiled set; `None` when any diagnostic is an error, so callers cannot use a
+    /// half-checked policy.
     pub policy: Option<PolicySet>,
+    /// The sources as parsed, in input order; what diagnostics are rendered against.
     pub files: Vec<SourceFile>,
+    /// Every error and warning, each tied to its file.
     pub diagnostics: Vec<FileDiagnostic>,
 }
 
@@ -49,9 +62,11 @@ fn render_unlocated(d: &Diagnostic) -> String {
 }
 
 impl CompileOutput {
+    /// Some diagnostic is an error (then [`CompileOutput::policy`] is `None`).
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.diagnostic.is_error())
     }
+    /// A diagnostic as text with its source snippet, or without one for [`NO_FILE`].
     pub fn render(&self, d: &FileDiagnostic) -> String {
         self.files
             .get(d.file)
