@@ -1,4 +1,9 @@
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 //! Snapshots of every emitter on the example project: any change to what ContextOS writes
 //! into an agent's configuration shows up as a reviewed diff.
 use contextos_adapters::{emit, Agent, Content};

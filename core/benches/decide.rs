@@ -17,7 +17,12 @@
     clippy::disallowed_methods,
     reason = "a benchmark reads the clock; the purity boundary is for the library"
 )]
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 use contextos_core::{
     compile, CompileOptions, Decision, Effect, EvalOptions, Layer, PathOp, PolicySet, PolicySource,

@@ -1,4 +1,9 @@
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 //! The indexed evaluator agrees with a naive evaluate-every-rule evaluator, and nothing
 //! in the checker or evaluator panics on arbitrary input.
 #![expect(

@@ -1,4 +1,9 @@
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 //! The Rhai escape hatch: locked down, limited, and failing to the stricter outcome.
 //! What a script sees of the request is in the case corpus (`tests/cases/script_*.policy`).
 mod common;

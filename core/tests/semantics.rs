@@ -1,4 +1,9 @@
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 //! DESIGN §3 semantics, rule by rule: what the case corpus (`tests/cases/`, run by
 //! `cases.rs`) cannot say — overruled rules, why-not entries, obligations, rejection codes,
 //! compile options and diagnostics. The policies of the corpus are reused here.

@@ -1,4 +1,9 @@
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 //! Policy snapshots (the hook's policy cache): a faithful round trip for every construct,
 //! and damaged bytes are refused, never half-loaded.
 mod common;

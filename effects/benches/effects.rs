@@ -1,6 +1,11 @@
 //! Effect-handler costs: uncontended project-lock acquire + release (which includes the
 //! fsynced state write that advances the fencing generation).
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 use contextos_effects::journal::{self, Change, Precondition, Step};
 use contextos_effects::project_lock::{acquire, AcquireOptions};

@@ -29,7 +29,12 @@ pub fn today_utc() -> (u16, u8, u8) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        reason = "tests fail loudly at the first unexpected value"
+    )]
     use super::*;
     use std::time::Duration;
 

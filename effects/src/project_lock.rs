@@ -364,7 +364,10 @@ fn refuse_network_fs(file: &File, path: &Path) -> Result<(), ProjectLockError> {
     ];
     let fs = rustix::fs::fstatfs(file).map_err(|e| io(path)(e.into()))?;
     // `f_type`'s integer type differs between targets; the magic is its low 32 bits.
-    #[allow(clippy::unnecessary_cast)]
+    #[allow(
+        clippy::unnecessary_cast,
+        reason = "f_type is i64 on some targets and not on others"
+    )]
     let magic = (fs.f_type as i64) & 0xFFFF_FFFF;
     match NETWORK.iter().find(|(m, _)| *m == magic) {
         Some((_, name)) => Err(ProjectLockError::Unsupported {

@@ -173,7 +173,10 @@ impl SafeRoot {
                         "the path is not a regular file",
                     ));
                 }
-                #[allow(clippy::useless_conversion)]
+                #[allow(
+                    clippy::useless_conversion,
+                    reason = "the stat field's integer type differs between targets"
+                )]
                 let nlink = u64::from(st.st_nlink);
                 if nlink > 1 {
                     return Err(fail(
@@ -183,7 +186,10 @@ impl SafeRoot {
                     ));
                 }
                 // `st_mode` is u16 on some targets.
-                #[allow(clippy::useless_conversion)]
+                #[allow(
+                    clippy::useless_conversion,
+                    reason = "the stat field's integer type differs between targets"
+                )]
                 let mode = u32::from(st.st_mode) & 0o7777;
                 Ok(Some(FileInfo {
                     mode,

@@ -2,7 +2,12 @@
 //! transaction and SIGKILLs itself at every failpoint (and, separately, is killed by the
 //! parent at random moments); after recovery every file of the transaction is old or
 //! every file is new, and no temp, backup or journal file is left.
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 use contextos_effects::journal::{self, Change, Failpoint, Precondition, Step};
 use contextos_effects::project_lock::{acquire, AcquireOptions};

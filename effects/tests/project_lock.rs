@@ -1,7 +1,12 @@
 //! ProjectMutationLock with real processes: this test binary re-executes itself as the
 //! workers (`--ignored --exact worker_*` with an environment role), so every contender
 //! is a separate OS process holding its own file descriptor.
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 use contextos_effects::project_lock::{acquire, status, AcquireOptions, ProjectLockError};
 use std::io::Write as _;

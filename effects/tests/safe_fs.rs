@@ -1,6 +1,11 @@
 //! The physical stage of the safe-path primitive on real directories, symlinks, hard
 //! links and a concurrent symlink swap.
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 use contextos_effects::safe_fs::SafeRoot;
 use std::os::unix::fs::{symlink, PermissionsExt};

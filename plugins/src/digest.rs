@@ -319,7 +319,10 @@ fn read_file(
     let size = u64::try_from(st.st_size).map_err(|e| io_err(rel, e))?;
     add_bytes(total, size)?;
     // `st_mode` is u16 on some targets.
-    #[allow(clippy::useless_conversion)]
+    #[allow(
+        clippy::useless_conversion,
+        reason = "the stat field's integer type differs between targets"
+    )]
     let exec = u32::from(st.st_mode) & 0o111 != 0;
     let mut data = Vec::new();
     // One byte more than announced, to notice a file that grows while it is read.
@@ -428,7 +431,12 @@ fn physical<'a>(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        reason = "tests fail loudly at the first unexpected value"
+    )]
 
     use super::*;
     use std::fs;

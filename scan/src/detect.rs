@@ -316,7 +316,10 @@ impl Detectors {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one match is judged from the prepared detector, the file and the line it sits in; a struct would only rename them"
+    )]
     fn judge_match(
         &self,
         p: &Prepared,

@@ -1,4 +1,9 @@
-#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 //! The stdlib detectors against true and false positives, one case per line, without
 //! git: each case is a new file whose every line counts as added. Fake credentials are
 //! assembled at run time so no token-shaped literal sits in this repository.

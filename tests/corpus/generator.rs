@@ -11,7 +11,10 @@
 //!
 //! Every planted item has a [`Label`]: the file, the 1-based line range (0..0 for a whole
 //! file), its class and kind. [`Corpus::manifest_tsv`] writes them out.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test and bench crates; each uses a part"
+)]
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -7,7 +7,10 @@
 //! Precision counts distinct locations `(file, first line)`: a location is a true positive if
 //! it matches a positive label, and a false positive otherwise (decoys, items already in HEAD,
 //! and plain background alike).
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test and bench crates; each uses a part"
+)]
 
 use super::generator::{Class, Label};
 use serde_json::Value;

@@ -4,7 +4,10 @@
 //! An external tool is found through its environment variable (`GITLEAKS`, `BETTERLEAKS`,
 //! `KINGFISHER`, `DETECT_SECRETS`: a path to the executable), then in `$SCAN_TOOLS_DIR`
 //! (default `/work/tools/bin`), then on `PATH`. A tool that is not found is skipped.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test and bench crates; each uses a part"
+)]
 
 use super::generator::Corpus;
 use super::score::{self, Finding};

@@ -105,7 +105,12 @@ fn instructions(set: &PolicySet) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        reason = "tests fail loudly at the first unexpected value"
+    )]
     use super::*;
     use crate::test_support::policies::{block_text, full, small, whole_text};
 

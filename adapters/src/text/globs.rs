@@ -115,7 +115,12 @@ pub(crate) fn is_match_all_path(p: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        reason = "tests fail loudly at the first unexpected value"
+    )]
     use super::*;
 
     #[test]

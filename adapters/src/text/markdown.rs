@@ -84,7 +84,12 @@ pub(crate) fn md_block(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        reason = "tests fail loudly at the first unexpected value"
+    )]
     use super::*;
 
     #[test]

@@ -1,4 +1,8 @@
-#![allow(dead_code, clippy::panic)]
+#![allow(
+    dead_code,
+    clippy::panic,
+    reason = "helpers shared by several test crates; each uses a part, and a helper fails its test loudly"
+)]
 use contextos_core::*;
 
 pub fn compile_user(src: &str) -> CompileOutput {

@@ -1,4 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 use super::append_guard::{GUARD_FILE, GUARD_TIMEOUT};
 use super::head::{Head, HEAD_BYTES, HEAD_FILE};

@@ -70,7 +70,10 @@ impl Capture {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 mod tests {
     use super::*;
 

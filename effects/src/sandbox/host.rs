@@ -215,7 +215,10 @@ fn kill_group(pgid: u32) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 mod tests {
     use super::*;
 

@@ -431,7 +431,11 @@ fn env_entry(e: &str) -> Result<String, ProfileError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 mod tests {
     use super::*;
     use serde_json::json;

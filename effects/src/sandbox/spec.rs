@@ -127,7 +127,11 @@ fn ulimit(name: &str, v: i64) -> ResourcesUlimits {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 mod tests {
     use super::*;
 

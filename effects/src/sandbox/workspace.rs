@@ -323,7 +323,11 @@ fn collect_tree(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 mod tests {
     use super::*;
 
