@@ -20,10 +20,12 @@ mod plugins;
 mod policy_cache;
 mod project;
 mod scan_report;
+mod support;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use support::Format;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -40,17 +42,6 @@ struct Cli {
     format: Format,
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-    /// GitHub Actions workflow commands (`::error file=…`) where findings have locations;
-    /// plain text elsewhere.
-    Github,
-    /// SARIF 2.1.0 (`scan`); plain text elsewhere.
-    Sarif,
 }
 
 #[derive(Debug, Subcommand)]
@@ -73,7 +64,7 @@ enum Command {
     Journal(commands::journal::Args),
     /// Answer an agent's pre-tool-call hook (event on stdin, verdict in the agent's protocol),
     /// or install / uninstall the git pre-commit hook.
-    Hook(commands::hook::Args),
+    Hook(HookArgs),
     /// Verify or show the hash-chained decision log.
     Log(commands::log::Args),
     /// Emit every agent's native configuration from the policies.
@@ -89,9 +80,26 @@ enum Command {
     Run(commands::run::Args),
 }
 
+#[derive(Debug, clap::Args)]
+struct HookArgs {
+    #[command(subcommand)]
+    what: HookCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HookCommand {
+    #[command(flatten)]
+    Agent(commands::hook::AgentArg),
+    /// Add the contextos block (`contextos scan --staged --enforce`) to the git
+    /// pre-commit hook, keeping the user's own hook lines.
+    Install(commands::githook::InstallArgs),
+    /// Remove the contextos block from the git pre-commit hook, and nothing else.
+    Uninstall(commands::githook::UninstallArgs),
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let ctx = commands::Context {
+    let ctx = support::Context {
         project: cli.project,
         format: cli.format,
     };
@@ -104,7 +112,11 @@ fn main() -> ExitCode {
         Command::Lock(a) => commands::lock::run(&ctx, &a),
         Command::Apply(a) => commands::apply::run(&ctx, &a),
         Command::Journal(a) => commands::journal::run(&ctx, &a),
-        Command::Hook(a) => commands::hook::run(&ctx, &a),
+        Command::Hook(a) => match &a.what {
+            HookCommand::Agent(agent) => commands::hook::run(&ctx, agent),
+            HookCommand::Install(a) => commands::githook::install(&ctx, a),
+            HookCommand::Uninstall(a) => commands::githook::uninstall(&ctx, a),
+        },
         Command::Log(a) => commands::log::run(&ctx, &a),
         Command::Plugin(a) => commands::plugin::run(&ctx, &a),
         Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),

@@ -4,14 +4,15 @@
 //! any `ask` means nothing is applied without `--yes`. Then, under the project lock,
 //! interrupted transactions are recovered and the changeset is committed atomically.
 
-use super::{Context, EXIT_ASK, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
-use contextos_engine::effects::journal::{self, Change, Precondition, Step};
+use crate::output;
+use crate::support::changeset::{commit_steps, plan, Entry, Op};
+use crate::support::context::{EXIT_ASK, EXIT_FINDINGS, EXIT_OK};
+use crate::support::{Context, Format};
+use contextos_engine::effects::journal::{self, Change, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
-use contextos_engine::{Decision, Effect, EvalOptions, PathOp, Request, RequestKind};
+use contextos_engine::{Decision, Effect, RequestKind};
 use serde::Deserialize;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -36,28 +37,6 @@ pub struct Args {
 #[serde(deny_unknown_fields)]
 struct Changeset {
     changes: Vec<Entry>,
-}
-
-#[derive(Debug, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(crate) struct Entry {
-    pub(crate) op: Op,
-    pub(crate) path: String,
-    #[serde(default)]
-    pub(crate) content: Option<String>,
-    #[serde(default)]
-    pub(crate) mode: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) expect_sha256: Option<String>,
-    #[serde(default)]
-    pub(crate) must_not_exist: bool,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Op {
-    Write,
-    Delete,
 }
 
 fn read_changeset(path: &PathBuf, root: &std::path::Path) -> Result<Changeset, String> {
@@ -222,92 +201,6 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
         Err(e) => ctx.fail(&e),
     }
-}
-
-/// Decides every change as a path request and builds the journal steps. The verdict is
-/// the strongest over all changes; the caller refuses to commit on deny (and on ask
-/// without confirmation).
-pub(crate) fn plan(
-    set: &contextos_engine::PolicySet,
-    changes: &[Entry],
-    role: Option<&str>,
-) -> Result<(Vec<Decision>, Effect, Vec<Step>), String> {
-    // 1. Every path through the evaluator.
-    let decisions: Vec<Decision> = changes
-        .iter()
-        .map(|e| {
-            let op = match e.op {
-                Op::Write => PathOp::Write,
-                Op::Delete => PathOp::Delete,
-            };
-            set.decide(
-                &Request::path(op, e.path.clone()).with_role(role.map(str::to_string)),
-                EvalOptions::default(),
-            )
-        })
-        .collect();
-    let verdict = decisions
-        .iter()
-        .map(|d| d.verdict)
-        .max()
-        .unwrap_or(Effect::Allow);
-    let mut steps = Vec::new();
-    for (e, d) in changes.iter().zip(&decisions) {
-        let RequestKind::Path(p) = &d.request.kind else {
-            return Err("internal: a path decision without a path request".into());
-        };
-        let change = match (e.op, &e.content) {
-            (Op::Write, Some(c)) => Change::Write {
-                path: p.path.clone(),
-                content: c.clone().into_bytes(),
-                mode: e.mode.unwrap_or(0o644),
-            },
-            (Op::Write, None) => return Err(format!("{}: a write needs `content`", e.path)),
-            (Op::Delete, _) => Change::Delete {
-                path: p.path.clone(),
-            },
-        };
-        let precondition = match (&e.expect_sha256, e.must_not_exist) {
-            (Some(_), true) => {
-                return Err(format!(
-                    "{}: expectSha256 and mustNotExist exclude each other",
-                    e.path
-                ))
-            }
-            (Some(h), false) => Precondition::Sha256(h.clone()),
-            (None, true) => Precondition::MustNotExist,
-            (None, false) => Precondition::Any,
-        };
-        steps.push(Step {
-            change,
-            precondition,
-        });
-    }
-    Ok((decisions, verdict, steps))
-}
-
-/// 2. Under the lock: recover interrupted transactions, then commit `steps` as one.
-pub(crate) fn commit_steps(
-    project_root: &std::path::Path,
-    steps: &[Step],
-    lock_timeout: u64,
-    command: &str,
-) -> Result<journal::Committed, String> {
-    use contextos_engine::effects::lock::{acquire, AcquireOptions};
-    let opts = AcquireOptions {
-        timeout: Duration::from_secs(lock_timeout),
-        command: command.to_string(),
-    };
-    let guard = acquire(project_root, &opts, &mut |holder| {
-        if let Some(h) = holder {
-            eprintln!("waiting for the project lock held by {h}");
-        }
-    })
-    .map_err(|e| e.to_string())?;
-    let root = SafeRoot::open(project_root).map_err(|e| e.to_string())?;
-    journal::recover(&root, &guard).map_err(|e| format!("recovering the journal: {e}"))?;
-    journal::commit(&root, &guard, steps, &mut |_| {})
-        .map_err(|e| format!("nothing was applied: {e}"))
 }
 
 fn diffs(root: &std::path::Path, steps: &[Step]) -> Vec<String> {

@@ -1,7 +1,9 @@
 //! `contextos check`: parse and type-check every policy, with located diagnostics.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
+use crate::support::Context;
+use crate::support::Format;
 use contextos_grammar::Severity;
 
 #[derive(Debug, clap::Args)]

@@ -1,7 +1,9 @@
 //! `contextos fmt [--check] [FILES]`: canonical formatting of policy files.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
-use crate::{output, Format};
+use crate::output;
+use crate::support::context::{EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
+use crate::support::Context;
+use crate::support::Format;
 use contextos_grammar::{format_source, SourceFile};
 use std::path::PathBuf;
 

@@ -2,10 +2,10 @@
 //! tests pass, and every generated output is in sync — each failure reported with its
 //! class, as GitHub annotations and a step summary where asked.
 
-use super::compile::{prepare, remedy, targets};
-use super::{Context, EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
 use crate::output::{self, escape_data, escape_property};
-use crate::Format;
+use crate::support::context::{EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
+use crate::support::outputs::{prepare, remedy, targets};
+use crate::support::{Context, Format};
 use contextos_engine::testing::run_tests;
 use std::path::Path;
 

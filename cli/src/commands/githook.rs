@@ -1,10 +1,11 @@
 //! `contextos hook install|uninstall`: the git pre-commit hook (see `crate::githook`).
 
-use super::{Context, EXIT_OK};
 use crate::githook::{self, Outcome};
 use crate::output;
 use crate::project::Project;
-use crate::Format;
+use crate::support::context::EXIT_OK;
+use crate::support::Context;
+use crate::support::Format;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, clap::Args)]

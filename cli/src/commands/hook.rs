@@ -10,6 +10,7 @@
 use crate::hook::judge::{judge, Judgement, Place};
 use crate::policy_cache::{self, Loaded};
 use crate::project::Project;
+use crate::support::Context;
 use contextos_engine::effects::decision_log::{self, DecisionRecord, LogOptions};
 use contextos_engine::emit::protocol::{
     parse_event, render, render_failure, Action, Agent, Answer, Rendered,
@@ -18,12 +19,6 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    pub agent: AgentArg,
-}
 
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum AgentArg {
@@ -35,11 +30,6 @@ pub enum AgentArg {
     Copilot(AgentOpts),
     /// OpenAI Codex `PreToolUse` (`Bash`, `apply_patch`, MCP tools); an ask is a deny.
     Codex(AgentOpts),
-    /// Add the contextos block (`contextos scan --staged --enforce`) to the git
-    /// pre-commit hook, keeping the user's own hook lines.
-    Install(super::githook::InstallArgs),
-    /// Remove the contextos block from the git pre-commit hook, and nothing else.
-    Uninstall(super::githook::UninstallArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -82,11 +72,9 @@ fn emit(r: &Rendered) -> bool {
     true
 }
 
-pub fn run(ctx: &super::Context, args: &Args) -> u8 {
+pub fn run(ctx: &Context, agent: &AgentArg) -> u8 {
     let project = ctx.project.as_deref();
-    let (agent, opts) = match &args.agent {
-        AgentArg::Install(a) => return super::githook::install(ctx, a),
-        AgentArg::Uninstall(a) => return super::githook::uninstall(ctx, a),
+    let (agent, opts) = match agent {
         AgentArg::Claude(o) => (Agent::Claude, o),
         AgentArg::Cursor(o) => (Agent::Cursor, o),
         AgentArg::Copilot(o) => (Agent::Copilot, o),

@@ -1,7 +1,9 @@
 //! `contextos journal status|recover`: interrupted transactions.
 
-use super::{Context, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::context::EXIT_OK;
+use crate::support::Context;
+use crate::support::Format;
 use contextos_engine::effects::journal;
 use contextos_engine::effects::safe_fs::SafeRoot;
 use std::time::Duration;

@@ -1,7 +1,9 @@
 //! `contextos lock status`: who holds the project lock.
 
-use super::{Context, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::context::EXIT_OK;
+use crate::support::Context;
+use crate::support::Format;
 use contextos_engine::effects::lock::status;
 
 #[derive(Debug, clap::Args)]

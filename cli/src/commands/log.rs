@@ -1,7 +1,9 @@
 //! `contextos log verify|tail|reseal`: the hash-chained decision log of agent hooks.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
+use crate::support::Context;
+use crate::support::Format;
 use contextos_engine::effects::decision_log::{self, LogOptions, LoggedRecord};
 use std::path::PathBuf;
 

@@ -7,10 +7,12 @@
 //! journaled transaction — only when the plugin verdict, decided by the policies on the
 //! verified facts, is `allow`. Every later load verifies it again (see `crate::plugins`).
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
+use crate::output;
 use crate::plugins::{self, Checked, LOCK_FILE, PACKS_DIR, SEEN_FILE};
 use crate::project::Project;
-use crate::{output, Format};
+use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
+use crate::support::Context;
+use crate::support::Format;
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::plugins::digest::{tree_digest, SIGNATURE_FILE};

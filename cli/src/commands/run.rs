@@ -15,9 +15,12 @@
 //! confirmation; when the command ran, its own exit status (124 after a timeout, 130
 //! after Ctrl-C), as `timeout(1)` and `docker run` do. `--format json` says which.
 
-use super::apply::{self, Entry, Op};
-use super::{Context, EXIT_ASK, EXIT_FINDINGS, EXIT_UNVERIFIED};
-use crate::{output, Format};
+use crate::output;
+use crate::support::changeset::{self, Entry, Op};
+use crate::support::context::{EXIT_ASK, EXIT_FINDINGS, EXIT_UNVERIFIED};
+use crate::support::run_records::RUNS_DIR;
+use crate::support::Context;
+use crate::support::{argv, Format};
 use contextos_engine::decision::ShellDecision;
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::effects::sandbox::host::{self, HostOutcome};
@@ -34,9 +37,6 @@ use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-
-/// Where every run is recorded (git-ignored state).
-pub const RUNS_DIR: &str = ".contextos/state/runs";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -212,7 +212,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     };
 
     // 1. The exec verdict.
-    let line = super::decide::shell_quote(&args.argv);
+    let line = argv::shell_quote(&args.argv);
     // Inside the sandbox, `/output/x` becomes the project's `x` and `/workspace/x` is
     // the project's `x` as the command saw it: a write to either is judged as a write
     // of `x`.
@@ -489,7 +489,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }));
         return finish(ctx, &project.root, report, EXIT_UNVERIFIED, None);
     }
-    let (decisions, verdict, steps) = match apply::plan(&set, &entries, args.role.as_deref()) {
+    let (decisions, verdict, steps) = match changeset::plan(&set, &entries, args.role.as_deref()) {
         Ok(x) => x,
         Err(e) => return finish(ctx, &project.root, report, EXIT_UNVERIFIED, Some(e)),
     };
@@ -511,7 +511,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
         return finish(ctx, &project.root, report, code, None);
     }
-    match apply::commit_steps(
+    match changeset::commit_steps(
         &project.root,
         &steps,
         args.lock_timeout,
@@ -682,31 +682,4 @@ fn record(root: &Path, report: &Report) -> Result<(), String> {
         0o644,
     )
     .map_err(|e| e.to_string())
-}
-
-/// Whether any of `files` was written by a recorded host-unsafe run. An unreadable
-/// record counts as host-unsafe: the question is whether a human must stay in the loop.
-pub fn produced_by_host_unsafe(root: &Path, files: &[String]) -> bool {
-    let Ok(entries) = std::fs::read_dir(root.join(RUNS_DIR)) else {
-        return false;
-    };
-    for entry in entries.flatten() {
-        let Ok(text) = std::fs::read_to_string(entry.path()) else {
-            return true;
-        };
-        let Ok(rec) = serde_json::from_str::<Value>(&text) else {
-            return true;
-        };
-        if rec["mode"] != "host-unsafe" {
-            continue;
-        }
-        let paths = rec["paths"].as_array().cloned().unwrap_or_default();
-        if files.iter().any(|f| {
-            let canon = contextos_engine::canon::canonical_path(f).unwrap_or_else(|_| f.clone());
-            paths.iter().any(|p| p.as_str() == Some(canon.as_str()))
-        }) {
-            return true;
-        }
-    }
-    false
 }

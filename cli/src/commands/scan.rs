@@ -7,9 +7,10 @@
 //! `--enforce` is set; 2: something could not be inspected — the change, the policies,
 //! the scope or the baseline — which callers treat as a block.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
 use crate::policy_cache::{self, Loaded};
 use crate::scan_report::{self, Report};
+use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
+use crate::support::Context;
 use contextos_engine::effects::decision_log;
 use contextos_engine::scan::{self, detect::Detectors, scope::Scope, staged, suppress};
 use contextos_engine::Effect;
@@ -173,7 +174,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     let paths = change.paths();
     let facts = scan::verdict::ChangeFacts {
         role: args.role.as_deref(),
-        host_unsafe: super::run::produced_by_host_unsafe(&project.root, &paths),
+        host_unsafe: crate::support::run_records::produced_by_host_unsafe(&project.root, &paths),
     };
     let verdict = scan::verdict::decide(&policy, &paths, kept, facts);
 

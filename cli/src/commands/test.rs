@@ -1,7 +1,9 @@
 //! `contextos test [--coverage] [--filter S]`: run the `test` blocks.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
+use crate::support::Context;
+use crate::support::Format;
 use contextos_engine::testing::run_tests;
 
 #[derive(Debug, clap::Args)]
