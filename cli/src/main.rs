@@ -25,7 +25,7 @@ mod support;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use support::Format;
+use support::{CliError, Context, Exit, Format};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -99,30 +99,40 @@ enum HookCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let ctx = support::Context {
+    let ctx = Context {
         project: cli.project,
         format: cli.format,
     };
-    let code = match cli.command {
-        Command::Check(a) => commands::check::run(&ctx, &a),
-        Command::Fmt(a) => commands::fmt::run(&ctx, &a),
-        Command::Test(a) => commands::test::run(&ctx, &a),
-        Command::Decide(a) => commands::decide::run(&ctx, &a, false),
-        Command::Explain(a) => commands::decide::run(&ctx, &a, true),
-        Command::Lock(a) => commands::lock::run(&ctx, &a),
-        Command::Apply(a) => commands::apply::run(&ctx, &a),
-        Command::Journal(a) => commands::journal::run(&ctx, &a),
+    match dispatch(&ctx, cli.command) {
+        Ok(exit) => exit.into(),
+        Err(e) => {
+            e.report(ctx.format);
+            Exit::Unverified.into()
+        }
+    }
+}
+
+/// Runs the command; its error, if any, is reported once by `main`.
+fn dispatch(ctx: &Context, command: Command) -> Result<Exit, CliError> {
+    match command {
+        Command::Check(a) => commands::check::run(ctx, &a),
+        Command::Fmt(a) => commands::fmt::run(ctx, &a),
+        Command::Test(a) => commands::test::run(ctx, &a),
+        Command::Decide(a) => commands::decide::run(ctx, &a, false),
+        Command::Explain(a) => commands::decide::run(ctx, &a, true),
+        Command::Lock(a) => commands::lock::run(ctx, &a),
+        Command::Apply(a) => commands::apply::run(ctx, &a),
+        Command::Journal(a) => commands::journal::run(ctx, &a),
         Command::Hook(a) => match &a.what {
-            HookCommand::Agent(agent) => commands::hook::run(&ctx, agent),
-            HookCommand::Install(a) => commands::githook::install(&ctx, a),
-            HookCommand::Uninstall(a) => commands::githook::uninstall(&ctx, a),
+            HookCommand::Agent(agent) => commands::hook::run(ctx, agent),
+            HookCommand::Install(a) => commands::githook::install(ctx, a),
+            HookCommand::Uninstall(a) => commands::githook::uninstall(ctx, a),
         },
-        Command::Log(a) => commands::log::run(&ctx, &a),
-        Command::Plugin(a) => commands::plugin::run(&ctx, &a),
-        Command::Compile(a) => commands::compile::compile_cmd(&ctx, &a),
-        Command::Gate(a) => commands::gate::run(&ctx, &a),
-        Command::Scan(a) => commands::scan::run(&ctx, &a),
-        Command::Run(a) => commands::run::run(&ctx, &a),
-    };
-    ExitCode::from(code)
+        Command::Log(a) => commands::log::run(ctx, &a),
+        Command::Plugin(a) => commands::plugin::run(ctx, &a),
+        Command::Compile(a) => commands::compile::compile_cmd(ctx, &a),
+        Command::Gate(a) => commands::gate::run(ctx, &a),
+        Command::Scan(a) => commands::scan::run(ctx, &a),
+        Command::Run(a) => commands::run::run(ctx, &a),
+    }
 }

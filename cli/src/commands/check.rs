@@ -1,9 +1,8 @@
 //! `contextos check`: parse and type-check every policy, with located diagnostics.
 
 use crate::output;
-use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
-use crate::support::Context;
 use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use contextos_grammar::Severity;
 
 #[derive(Debug, clap::Args)]
@@ -13,15 +12,9 @@ pub struct Args {
     strict: bool,
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let out = match project.compile() {
-        Ok(o) => o,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
+    let out = project.compile()?;
     let errors = out
         .diagnostics
         .iter()
@@ -57,8 +50,8 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
     }
     if failed {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     } else {
-        EXIT_OK
+        Ok(Exit::Ok)
     }
 }

@@ -5,9 +5,8 @@
 //! of it, or nothing, through one journaled transaction under the project lock.
 
 use crate::output;
-use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
 use crate::support::outputs::{prepare, read_text, targets};
-use crate::support::{Context, Format};
+use crate::support::{CliError, Context, Exit, Format};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::emit::merge::{self, Drift, Plan};
@@ -43,23 +42,11 @@ fn blocking(plan: &Plan) -> Vec<&Drift> {
     plan.drift.iter().filter(|d| d.class.refuses()).collect()
 }
 
-pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
-    let targets = match targets(&args.target) {
-        Ok(t) => t,
-        Err(e) => return ctx.fail(&e),
-    };
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let (_out, set) = match ctx.load() {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let (emitted, plan, seen) = match prepare(&project, &set, &targets) {
-        Ok(x) => x,
-        Err(e) => return ctx.fail(&e),
-    };
+pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> {
+    let targets = targets(&args.target)?;
+    let project = ctx.project()?;
+    let (_out, set) = ctx.load()?;
+    let (emitted, plan, seen) = prepare(&project, &set, &targets)?;
     // Lossy translations are reported when outputs are (re)written or previewed; a
     // `--check` reports drift only.
     if !args.check {
@@ -81,7 +68,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
         for d in &refused {
             eprintln!("error[{}]: {}: {}", d.class.as_str(), d.path, d.detail);
         }
-        return ctx.fail("nothing was written: resolve the files above (move the hand-written file away, or delete it to let ContextOS own it)");
+        return Err(CliError::Refused("nothing was written: resolve the files above (move the hand-written file away, or delete it to let ContextOS own it)".into()));
     }
     if args.diff || args.dry_run {
         let lock_changes = read_text(&project.root, OWNERSHIP_LOCK)
@@ -134,7 +121,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
                 }
             }
         }
-        return EXIT_OK;
+        return Ok(Exit::Ok);
     }
     // Each step insists the file is still what the plan read: an edit made in between
     // fails the whole transaction instead of being overwritten.
@@ -171,7 +158,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             ),
             Format::Text | Format::Github | Format::Sarif => outln!("in sync: nothing to write"),
         }
-        return EXIT_OK;
+        return Ok(Exit::Ok);
     }
     if lock_changed {
         steps.push(Step {
@@ -183,24 +170,20 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             precondition: Precondition::Any,
         });
     }
-    let guard = match ctx.take_lock(
+    let guard = ctx.take_lock(
         &project.root,
         "contextos compile",
         Duration::from_secs(args.lock_timeout),
-    ) {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
-    let root = match SafeRoot::open(&project.root) {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    if let Err(e) = journal::recover(&root, &guard) {
-        return ctx.fail(&format!("recovering the journal: {e}"));
-    }
-    if let Err(e) = journal::commit(&root, &guard, &steps, &mut |_| {}) {
-        return ctx.fail(&format!("nothing was written: {e}"));
-    }
+    )?;
+    let root = SafeRoot::open(&project.root)?;
+    journal::recover(&root, &guard).map_err(|error| CliError::Journal {
+        doing: "recovering the journal",
+        error,
+    })?;
+    journal::commit(&root, &guard, &steps, &mut |_| {}).map_err(|error| CliError::Journal {
+        doing: "nothing was written",
+        error,
+    })?;
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
             "written": plan.writes.iter().map(|(p, _)| p).collect::<Vec<_>>(),
@@ -219,10 +202,10 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             }
         }
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }
 
-fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
+fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> Result<Exit, CliError> {
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
             "inSync": drift.is_empty(),
@@ -253,8 +236,8 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
         }
     }
     if drift.is_empty() {
-        EXIT_OK
+        Ok(Exit::Ok)
     } else {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     }
 }

@@ -1,12 +1,11 @@
 //! `contextos decide …` and `contextos explain …`: one request, one verdict.
 
 use crate::output;
-use crate::support::context::{EXIT_ASK, EXIT_FINDINGS, EXIT_OK};
-use crate::support::Context;
 use crate::support::{argv, run_records, Format};
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::decision::{Decision, ShellDecision};
 use contextos_engine::{
-    CommitRequest, Effect, EvalOptions, PathOp, PluginRequest, Request, RequestKind, ShellOptions,
+    CommitRequest, EvalOptions, PathOp, PluginRequest, Request, RequestKind, ShellOptions,
 };
 
 #[derive(Debug, clap::Args)]
@@ -89,19 +88,8 @@ enum What {
     },
 }
 
-fn exit_for(v: Effect) -> u8 {
-    match v {
-        Effect::Allow => EXIT_OK,
-        Effect::Deny => EXIT_FINDINGS,
-        Effect::Ask => EXIT_ASK,
-    }
-}
-
-pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
-    let (_out, set) = match ctx.load() {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> {
+    let (_out, set) = ctx.load()?;
     let opts = EvalOptions { explain };
     let single = |req: Request| set.decide(&req, opts);
     match &args.what {
@@ -125,7 +113,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
                 Format::Text | Format::Github | Format::Sarif => print_shell(&d, explain),
             }
-            exit_for(d.verdict)
+            Ok(Exit::of(d.verdict))
         }
         other => {
             let req = match other {
@@ -176,14 +164,16 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     auto_merge: *auto_merge,
                 }))
                 .with_role(role.clone()),
-                What::Exec { .. } => return ctx.fail("internal: exec handled above"),
+                What::Exec { .. } => {
+                    return Err(CliError::Internal("exec is handled above".into()))
+                }
             };
             let d = single(req);
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
                 Format::Text | Format::Github | Format::Sarif => print_decision(&d, explain, ""),
             }
-            exit_for(d.verdict)
+            Ok(Exit::of(d.verdict))
         }
     }
 }

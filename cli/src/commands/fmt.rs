@@ -1,9 +1,8 @@
 //! `contextos fmt [--check] [FILES]`: canonical formatting of policy files.
 
 use crate::output;
-use crate::support::context::{EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
-use crate::support::Context;
 use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use contextos_grammar::{format_source, SourceFile};
 use std::path::PathBuf;
 
@@ -16,16 +15,10 @@ pub struct Args {
     files: Vec<PathBuf>,
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     let files: Vec<(String, PathBuf)> = if args.files.is_empty() {
-        let project = match ctx.project() {
-            Ok(p) => p,
-            Err(code) => return code,
-        };
-        match project.policy_files() {
-            Ok(f) => f,
-            Err(e) => return ctx.fail(&e.to_string()),
-        }
+        let project = ctx.project()?;
+        project.policy_files()?
     } else {
         args.files
             .iter()
@@ -35,10 +28,8 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     let mut changed = Vec::new();
     let mut broken = false;
     for (name, path) in &files {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => return ctx.fail(&format!("cannot read {name}: {e}")),
-        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::io(format!("cannot read {name}"), e))?;
         match format_source(&text) {
             Ok(formatted) if formatted == text => {}
             Ok(formatted) => {
@@ -50,7 +41,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                         .and_then(|()| std::fs::rename(&tmp, path));
                     if let Err(e) = written {
                         let _ = std::fs::remove_file(&tmp);
-                        return ctx.fail(&format!("cannot write {name}: {e}"));
+                        return Err(CliError::io(format!("cannot write {name}"), e));
                     }
                 }
             }
@@ -84,10 +75,10 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
     }
     if broken {
-        EXIT_UNVERIFIED
+        Ok(Exit::Unverified)
     } else if args.check && !changed.is_empty() {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     } else {
-        EXIT_OK
+        Ok(Exit::Ok)
     }
 }

@@ -3,9 +3,8 @@
 use crate::githook::{self, Outcome};
 use crate::output;
 use crate::project::Project;
-use crate::support::context::EXIT_OK;
-use crate::support::Context;
 use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, clap::Args)]
@@ -20,24 +19,21 @@ pub struct InstallArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct UninstallArgs {}
 
-pub fn install(ctx: &Context, args: &InstallArgs) -> u8 {
+pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Exit, CliError> {
     let result = githook::resolve_binary(args.binary.as_deref())
         .and_then(|bin| githook::install(&Project::find_root(ctx.project.as_deref())?, &bin));
     report(ctx, result)
 }
 
-pub fn uninstall(ctx: &Context, _args: &UninstallArgs) -> u8 {
+pub fn uninstall(ctx: &Context, _args: &UninstallArgs) -> Result<Exit, CliError> {
     let result = Project::find_root(ctx.project.as_deref())
         .map_err(githook::HookError::from)
         .and_then(|root| githook::uninstall(&root));
     report(ctx, result)
 }
 
-fn report(ctx: &Context, result: Result<Outcome, githook::HookError>) -> u8 {
-    let out = match result {
-        Ok(o) => o,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+fn report(ctx: &Context, result: Result<Outcome, githook::HookError>) -> Result<Exit, CliError> {
+    let out = result?;
     let hook = out.location.hook.display().to_string();
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
@@ -74,5 +70,5 @@ fn report(ctx: &Context, result: Result<Outcome, githook::HookError>) -> u8 {
             }
         }
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }

@@ -10,8 +10,8 @@
 use crate::hook::judge::{judge, Judgement, Place};
 use crate::policy_cache::{self, Loaded};
 use crate::project::Project;
-use crate::support::Context;
-use contextos_engine::effects::decision_log::{self, DecisionRecord, LogOptions};
+use crate::support::{CliError, Context, Exit};
+use contextos_engine::effects::decision_log::{self, DecisionRecord, LogError, LogOptions};
 use contextos_engine::emit::protocol::{
     parse_event, render, render_failure, Action, Agent, Answer, Rendered,
 };
@@ -72,7 +72,7 @@ fn emit(r: &Rendered) -> bool {
     true
 }
 
-pub fn run(ctx: &Context, agent: &AgentArg) -> u8 {
+pub fn run(ctx: &Context, agent: &AgentArg) -> Result<Exit, CliError> {
     let project = ctx.project.as_deref();
     let (agent, opts) = match agent {
         AgentArg::Claude(o) => (Agent::Claude, o),
@@ -104,11 +104,11 @@ pub fn run(ctx: &Context, agent: &AgentArg) -> u8 {
     });
     let r = answer(agent, project, opts);
     if emit(&r) {
-        r.exit
+        Ok(Exit::Status(r.exit))
     } else {
         // The watchdog answered; it also ends the process.
         std::thread::sleep(Duration::from_secs(1));
-        2
+        Ok(Exit::Unverified)
     }
 }
 
@@ -138,7 +138,7 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     }
     let root = match project_root(explicit_project, &ev.roots, ev.cwd.as_deref()) {
         Ok(r) => r,
-        Err(e) => return render_failure(agent, &e),
+        Err(e) => return render_failure(agent, &format!("ContextOS cannot find the project: {e}")),
     };
     let project = match Project::discover(Some(&root)) {
         Ok(p) => p,
@@ -248,7 +248,7 @@ fn project_root(
     explicit: Option<&Path>,
     roots: &[String],
     cwd: Option<&str>,
-) -> Result<PathBuf, String> {
+) -> std::io::Result<PathBuf> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
@@ -260,8 +260,7 @@ fn project_root(
     }
     let start = match cwd {
         Some(c) => PathBuf::from(c),
-        None => std::env::current_dir()
-            .map_err(|e| format!("ContextOS cannot find the project: {e}"))?,
+        None => std::env::current_dir()?,
     };
     Ok(start
         .ancestors()
@@ -280,7 +279,7 @@ fn log(
     j: &Judgement,
     ans: &Answer,
     started: Instant,
-) -> Result<(), String> {
+) -> Result<(), LogError> {
     let actions: Vec<serde_json::Value> = ev
         .actions
         .iter()
@@ -314,7 +313,5 @@ fn log(
         now: None,
         lock_timeout: LOG_LOCK_WAIT,
     };
-    decision_log::append(&root.join(".contextos/state"), &rec, &opts)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    decision_log::append(&root.join(".contextos/state"), &rec, &opts).map(|_| ())
 }

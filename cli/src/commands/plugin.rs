@@ -10,9 +10,8 @@
 use crate::output;
 use crate::plugins::{self, Checked, LOCK_FILE, PACKS_DIR, SEEN_FILE};
 use crate::project::Project;
-use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
-use crate::support::Context;
 use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::plugins::digest::{tree_digest, SIGNATURE_FILE};
@@ -90,7 +89,7 @@ struct SignatureFile {
     signature: String,
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     match &args.what {
         What::Keygen { out } => keygen(ctx, out),
         What::Sign { dir, key, sequence } => sign(ctx, dir, key, *sequence),
@@ -105,13 +104,15 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     }
 }
 
-fn keygen(ctx: &Context, out: &Path) -> u8 {
+fn keygen(ctx: &Context, out: &Path) -> Result<Exit, CliError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let key = signature::generate();
     let (secret, public) = match (key.to_pkcs8_pem(), key.public().to_spki_pem()) {
         (Ok(s), Ok(p)) => (s, p),
-        (Err(e), _) | (_, Err(e)) => return ctx.fail(&format!("cannot encode the key: {e}")),
+        (Err(e), _) | (_, Err(e)) => {
+            return Err(CliError::Plugin(format!("cannot encode the key: {e}")))
+        }
     };
     let pub_path = PathBuf::from(format!("{}.pub", out.display()));
     // Never overwrite a key: a lost secret key cannot sign the next release.
@@ -125,7 +126,7 @@ fn keygen(ctx: &Context, out: &Path) -> u8 {
             .map_err(|e| format!("{}: {e}", path.display()))
     };
     if let Err(e) = write(out, &secret, 0o600).and_then(|()| write(&pub_path, &public, 0o644)) {
-        return ctx.fail(&e);
+        return Err(CliError::Plugin(e));
     }
     let id = key.public().key_id();
     match ctx.format {
@@ -141,7 +142,7 @@ fn keygen(ctx: &Context, out: &Path) -> u8 {
             outln!("{}", trusted_key_snippet(&id, &public));
         }
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }
 
 fn trusted_key_snippet(id: &str, public_pem: &str) -> String {
@@ -170,16 +171,16 @@ fn read_manifest(dir: &Path) -> Result<Manifest, String> {
     Ok(m)
 }
 
-fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
+fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> Result<Exit, CliError> {
     let m = match read_manifest(dir) {
         Ok(m) => m,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
     if !is_exact_semver(&m.version) {
-        return ctx.fail(&format!(
+        return Err(CliError::Plugin(format!(
             "plugin.toml: version `{}` is not an exact version (X.Y.Z); a release must be pinnable",
             m.version
-        ));
+        )));
     }
     let key = match std::fs::read_to_string(key_path)
         .map_err(|e| format!("{}: {e}", key_path.display()))
@@ -187,22 +188,22 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
             SecretKey::from_pkcs8_pem(&t).map_err(|e| format!("{}: {e}", key_path.display()))
         }) {
         Ok(k) => k,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
     // Sign exactly what an install will see: a copy without `.git` (a git source is
     // installed from a clone, whose `.git` is never part of the pack), holding only what
     // the journal can install (regular UTF-8 files, no symlinks, no empty directories).
     let work = match tempfile::tempdir() {
         Ok(w) => w,
-        Err(e) => return ctx.fail(&format!("cannot create a staging directory: {e}")),
+        Err(e) => return Err(CliError::io("cannot create a staging directory", e)),
     };
     let staged = work.path().join("pack");
     if let Err(e) = copy_tree(dir, &staged, true).and_then(|()| pack_files(&staged).map(|_| ())) {
-        return ctx.fail(&format!("{}: {e}", dir.display()));
+        return Err(CliError::Plugin(format!("{}: {e}", dir.display())));
     }
     let digest = match tree_digest(&staged) {
         Ok(d) => d,
-        Err(e) => return ctx.fail(&format!("{}: {e}", dir.display())),
+        Err(e) => return Err(CliError::Plugin(format!("{}: {e}", dir.display()))),
     };
     let payload = signature::payload(&m.name, &m.version, &digest, sequence);
     let file = SignatureFile {
@@ -213,12 +214,13 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
         signer: key.public().key_id(),
         signature: signature::sign(&key, &payload),
     };
-    let text = match toml::to_string(&file) {
-        Ok(t) => t,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+    let text = toml::to_string(&file)
+        .map_err(|e| CliError::Internal(format!("the signature cannot be serialised: {e}")))?;
     if let Err(e) = std::fs::write(dir.join(SIGNATURE_FILE), text) {
-        return ctx.fail(&format!("{}: {e}", dir.join(SIGNATURE_FILE).display()));
+        return Err(CliError::Plugin(format!(
+            "{}: {e}",
+            dir.join(SIGNATURE_FILE).display()
+        )));
     }
     match ctx.format {
         Format::Json => output::print_json(serde_json::to_value(&file).unwrap_or_default()),
@@ -229,14 +231,12 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
             file.signer
         ),
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }
 
 /// The project's policies without any pack: what judges packs.
-fn base_set(ctx: &Context, project: &Project) -> Result<PolicySet, u8> {
-    let sources = project
-        .base_sources()
-        .map_err(|e| ctx.fail(&e.to_string()))?;
+fn base_set(project: &Project) -> Result<PolicySet, CliError> {
+    let sources = project.base_sources()?;
     let out = compile(
         &sources,
         &CompileOptions {
@@ -246,10 +246,7 @@ fn base_set(ctx: &Context, project: &Project) -> Result<PolicySet, u8> {
     );
     match out.policy {
         Some(p) => Ok(p),
-        None => {
-            output::eprint_diagnostics(&out, false);
-            Err(ctx.fail("the policies do not compile, so no plugin can be judged"))
-        }
+        None => Err(CliError::policy_invalid(&out, "no plugin can be judged")),
     }
 }
 
@@ -295,18 +292,12 @@ fn print_checked(c: &Checked) {
     }
 }
 
-fn verify(ctx: &Context, strict: bool) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let set = match base_set(ctx, &project) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+fn verify(ctx: &Context, strict: bool) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
+    let set = base_set(&project)?;
     let checked = match plugins::check_installed(&project.root, &set) {
         Ok(c) => c.unwrap_or_default(),
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
     let refused = checked.iter().filter(|c| !c.allowed()).count();
     if refused == 0 && strict {
@@ -329,9 +320,9 @@ fn verify(ctx: &Context, strict: bool) -> u8 {
         }
     }
     if refused > 0 && strict {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     } else {
-        EXIT_OK
+        Ok(Exit::Ok)
     }
 }
 
@@ -651,36 +642,39 @@ fn pack_files(dir: &Path) -> Result<Vec<(String, Vec<u8>, bool)>, String> {
     Ok(out)
 }
 
-fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: u64) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+fn add(
+    ctx: &Context,
+    source: &str,
+    version: &str,
+    dry_run: bool,
+    lock_timeout: u64,
+) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
     let src = match Source::parse(source) {
         Ok(s) => s,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
     let work = match tempfile::tempdir() {
         Ok(w) => w,
-        Err(e) => return ctx.fail(&format!("cannot create a staging directory: {e}")),
+        Err(e) => return Err(CliError::io("cannot create a staging directory", e)),
     };
     let staging = work.path().join("pack");
     if let Err(e) = fetch(&src, &staging) {
-        return ctx.fail(&format!("cannot fetch {source}: {e}"));
+        return Err(CliError::Plugin(format!("cannot fetch {source}: {e}")));
     }
     let manifest = match read_manifest(&staging) {
         Ok(m) => m,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
     // The pin as asked: `=1.2.3` pins 1.2.3; anything else is judged as written, so a
     // floating request meets the policy's own reason for refusing it.
     let requested = version.strip_prefix('=').unwrap_or(version);
     let pinned = if is_exact_semver(requested) {
         if requested != manifest.version {
-            return ctx.fail(&format!(
+            return Err(CliError::Plugin(format!(
                 "the pack is {} {}, not {requested}",
                 manifest.name, manifest.version
-            ));
+            )));
         }
         manifest.version.clone()
     } else {
@@ -689,13 +683,13 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
     let sig: Option<SignatureFile> = match std::fs::read_to_string(staging.join(SIGNATURE_FILE)) {
         Ok(t) => match toml::from_str(&t) {
             Ok(s) => Some(s),
-            Err(e) => return ctx.fail(&format!("{SIGNATURE_FILE}: {e}")),
+            Err(e) => return Err(CliError::Plugin(format!("{SIGNATURE_FILE}: {e}"))),
         },
         Err(_) => None,
     };
     let computed = match tree_digest(&staging) {
         Ok(d) => d,
-        Err(e) => return ctx.fail(&format!("{source}: {e}")),
+        Err(e) => return Err(CliError::Plugin(format!("{source}: {e}"))),
     };
     let entry = LockEntry {
         name: manifest.name.clone(),
@@ -714,11 +708,11 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         Ok(l) => l.unwrap_or(Lockfile {
             plugins: Vec::new(),
         }),
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
     let seen = match plugins::read_seen(&project.root) {
         Ok(s) => s,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
     let previous = lock.plugins.iter().find(|p| p.name == entry.name).cloned();
     let high_water = [
@@ -730,12 +724,9 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
     .max();
     let keys = match plugins::read_keys(&project.root) {
         Ok(k) => k,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
-    let set = match base_set(ctx, &project) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let set = base_set(&project)?;
     let checked = plugins::check(&set, &entry, &staging, &keys, high_water);
     if !checked.allowed() || dry_run {
         match ctx.format {
@@ -752,20 +743,18 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
             }
         }
         return if checked.allowed() {
-            EXIT_OK
+            Ok(Exit::Ok)
         } else {
-            EXIT_FINDINGS
+            Ok(Exit::Findings)
         };
     }
     let files = match pack_files(&staging) {
         Ok(f) => f,
-        Err(e) => return ctx.fail(&format!("{source}: {e}")),
+        Err(e) => return Err(CliError::Plugin(format!("{source}: {e}"))),
     };
     // A pack that does not compile with the project's policies would stop every later
     // command: refuse it now, with the diagnostics.
-    if let Err(code) = compiles_with_pack(ctx, &project, &entry.name, &files) {
-        return code;
-    }
+    compiles_with_pack(&project, &entry.name, &files)?;
     let mut new_lock = lock;
     new_lock.upsert(entry.clone());
     let mut new_seen: BTreeMap<String, u64> = seen;
@@ -773,26 +762,22 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
     *hw = (*hw).max(entry.sequence);
     let steps = match install_steps(&project.root, &entry.name, &files, &new_lock, &new_seen) {
         Ok(s) => s,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e)),
     };
-    let guard = match ctx.take_lock(
+    let guard = ctx.take_lock(
         &project.root,
         "contextos plugin add",
         Duration::from_secs(lock_timeout),
-    ) {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
-    let root = match SafeRoot::open(&project.root) {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    if let Err(e) = journal::recover(&root, &guard) {
-        return ctx.fail(&format!("recovering the journal: {e}"));
-    }
-    if let Err(e) = journal::commit(&root, &guard, &steps, &mut |_| {}) {
-        return ctx.fail(&format!("nothing was installed: {e}"));
-    }
+    )?;
+    let root = SafeRoot::open(&project.root)?;
+    journal::recover(&root, &guard).map_err(|error| CliError::Journal {
+        doing: "recovering the journal",
+        error,
+    })?;
+    journal::commit(&root, &guard, &steps, &mut |_| {}).map_err(|error| CliError::Journal {
+        doing: "nothing was installed",
+        error,
+    })?;
     drop(guard);
     // The journal installs files; directories an older release had and this one does
     // not are left empty, and empty directories count in the digest.
@@ -818,9 +803,11 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         }
     }
     if installed.allowed() {
-        EXIT_OK
+        Ok(Exit::Ok)
     } else {
-        ctx.fail("the installed pack does not verify (see above); run `contextos plugin verify`")
+        Err(CliError::Plugin(
+            "the installed pack does not verify (see above); run `contextos plugin verify`".into(),
+        ))
     }
 }
 
@@ -839,14 +826,11 @@ fn remove_empty_dirs(dir: &Path) {
 
 /// The project's policies plus the pack's policy files must compile (E0120 and all).
 fn compiles_with_pack(
-    ctx: &Context,
     project: &Project,
     name: &str,
     files: &[(String, Vec<u8>, bool)],
-) -> Result<(), u8> {
-    let mut sources = project
-        .base_sources()
-        .map_err(|e| ctx.fail(&e.to_string()))?;
+) -> Result<(), CliError> {
+    let mut sources = project.base_sources()?;
     let stdlib = sources
         .iter()
         .filter(|s| s.layer == contextos_engine::Layer::Stdlib)
@@ -869,10 +853,7 @@ fn compiles_with_pack(
         },
     );
     if out.has_errors() || out.policy.is_none() {
-        output::eprint_diagnostics(&out, false);
-        return Err(ctx.fail(&format!(
-            "the pack `{name}` does not compile with this project's policies; nothing installed"
-        )));
+        return Err(CliError::pack_invalid(&out, name));
     }
     Ok(())
 }

@@ -16,11 +16,11 @@
 //! after Ctrl-C), as `timeout(1)` and `docker run` do. `--format json` says which.
 
 use crate::output;
+use crate::project::Project;
 use crate::support::changeset::{self, Entry, Op};
-use crate::support::context::{EXIT_ASK, EXIT_FINDINGS, EXIT_UNVERIFIED};
 use crate::support::run_records::RUNS_DIR;
-use crate::support::Context;
 use crate::support::{argv, Format};
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::decision::ShellDecision;
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::effects::sandbox::host::{self, HostOutcome};
@@ -30,8 +30,8 @@ use contextos_engine::effects::sandbox::runner::{
 };
 use contextos_engine::effects::sandbox::spec::RunPlan;
 use contextos_engine::effects::sandbox::workspace::{Results, RunDir};
-use contextos_engine::ShellBase;
 use contextos_engine::{Effect, EvalOptions, PathOp, Request, ShellOptions};
+use contextos_engine::{PolicySet, ShellBase};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
@@ -97,7 +97,7 @@ fn user_config_path() -> Option<PathBuf> {
 
 /// Reads the user config. A file inside the project is refused: that would let the
 /// repository speak for the user.
-fn user_config(project_root: &Path) -> Result<(Option<PathBuf>, UserConfig), String> {
+fn user_config(project_root: &Path) -> Result<(Option<PathBuf>, UserConfig), CliError> {
     let Some(path) = user_config_path() else {
         return Ok((None, UserConfig::default()));
     };
@@ -106,7 +106,7 @@ fn user_config(project_root: &Path) -> Result<(Option<PathBuf>, UserConfig), Str
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok((None, UserConfig::default()))
         }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => return Err(CliError::io(format!("cannot read {}", path.display()), e)),
     };
     let inside = match (
         std::fs::canonicalize(&path),
@@ -116,14 +116,19 @@ fn user_config(project_root: &Path) -> Result<(Option<PathBuf>, UserConfig), Str
         _ => true,
     };
     if inside {
-        return Err(format!(
+        return Err(CliError::Input(format!(
             "{} lies inside the project: the user configuration must live outside the \
              repository (a repository cannot choose host-unsafe mode)",
             path.display()
-        ));
+        )));
     }
-    let cfg = toml::from_str(&text)
-        .map_err(|e| format!("{}: invalid configuration: {}", path.display(), e.message()))?;
+    let cfg = toml::from_str(&text).map_err(|e| {
+        CliError::Input(format!(
+            "{}: invalid configuration: {}",
+            path.display(),
+            e.message()
+        ))
+    })?;
     Ok((Some(path), cfg))
 }
 
@@ -173,7 +178,7 @@ struct Report {
 }
 
 impl Report {
-    fn emit(&self, ctx: &Context, code: u8) -> u8 {
+    fn emit(&self, ctx: &Context, code: Exit) -> Exit {
         match ctx.format {
             Format::Json => output::print_json(serde_json::to_value(self).unwrap_or_default()),
             Format::Text | Format::Github | Format::Sarif => {
@@ -189,15 +194,15 @@ impl Report {
     }
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let (_out, set) = match ctx.load() {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+    let (_out, set) = ctx.load()?;
+    let project = ctx.project()?;
+    Ok(execute(ctx, args, &set, &project))
+}
+
+/// Everything after the policies loaded: from here on, whatever happens is reported in
+/// the run's own report (and record), not as a bare error.
+fn execute(ctx: &Context, args: &Args, set: &PolicySet, project: &Project) -> Exit {
     let id = uuid::Uuid::new_v4().to_string();
     let mut report = Report {
         id: id.clone(),
@@ -208,7 +213,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     };
     let fail = |mut report: Report, msg: String| {
         report.error = Some(msg);
-        report.emit(ctx, EXIT_UNVERIFIED)
+        report.emit(ctx, Exit::Unverified)
     };
 
     // 1. The exec verdict.
@@ -254,7 +259,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                     }
                 );
             }
-            return report.emit(ctx, EXIT_FINDINGS);
+            return report.emit(ctx, Exit::Findings);
         }
         Effect::Ask if !args.yes && !confirm(&format!("ask   {line}: run it?")) => {
             if ctx.format != Format::Json {
@@ -262,7 +267,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                     "ask   {line}: not confirmed (pass --yes or answer the prompt); nothing ran"
                 );
             }
-            return report.emit(ctx, EXIT_ASK);
+            return report.emit(ctx, Exit::Ask);
         }
         _ => {}
     }
@@ -302,7 +307,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     }
     let (cfg_path, user) = match user_config(&project.root) {
         Ok(c) => c,
-        Err(e) => return fail(report, e),
+        Err(e) => return fail(report, e.to_string()),
     };
     let host_unsafe = if args.host_unsafe {
         if !args.yes
@@ -455,7 +460,8 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     report.profile = Some(prof.clone());
 
     // 4. Results, through the journal only.
-    let mut code = u8::try_from(report.exit_code.unwrap_or(1).clamp(0, 255)).unwrap_or(1);
+    let mut code =
+        Exit::Status(u8::try_from(report.exit_code.unwrap_or(1).clamp(0, 255)).unwrap_or(1));
     let results = match run_dir.collect(prof.results) {
         Ok(r) => r,
         Err(e) => {
@@ -463,7 +469,7 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                 ctx,
                 &project.root,
                 report,
-                EXIT_UNVERIFIED,
+                Exit::Unverified,
                 Some(e.to_string()),
             )
         }
@@ -487,11 +493,19 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             "applied": false,
             "reason": "some results cannot come back (see results.refused); nothing was applied",
         }));
-        return finish(ctx, &project.root, report, EXIT_UNVERIFIED, None);
+        return finish(ctx, &project.root, report, Exit::Unverified, None);
     }
-    let (decisions, verdict, steps) = match changeset::plan(&set, &entries, args.role.as_deref()) {
+    let (decisions, verdict, steps) = match changeset::plan(set, &entries, args.role.as_deref()) {
         Ok(x) => x,
-        Err(e) => return finish(ctx, &project.root, report, EXIT_UNVERIFIED, Some(e)),
+        Err(e) => {
+            return finish(
+                ctx,
+                &project.root,
+                report,
+                Exit::Unverified,
+                Some(e.to_string()),
+            )
+        }
     };
     let confirmed = args.yes
         || (verdict == Effect::Ask && confirm("the results need confirmation: apply them?"));
@@ -504,9 +518,9 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }));
         if !args.no_apply {
             code = if verdict == Effect::Deny {
-                EXIT_FINDINGS
+                Exit::Findings
             } else {
-                EXIT_ASK
+                Exit::Ask
             };
         }
         return finish(ctx, &project.root, report, code, None);
@@ -534,7 +548,13 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
         Err(e) => {
             report.apply = Some(json!({ "verdict": verdict, "applied": false }));
-            finish(ctx, &project.root, report, EXIT_UNVERIFIED, Some(e))
+            finish(
+                ctx,
+                &project.root,
+                report,
+                Exit::Unverified,
+                Some(e.to_string()),
+            )
         }
     }
 }
@@ -564,9 +584,15 @@ fn changeset(results: &Results, withheld: &[String]) -> (Vec<Entry>, Value) {
 }
 
 /// Records the run, prints the report, returns the exit code.
-fn finish(ctx: &Context, root: &Path, mut report: Report, code: u8, error: Option<String>) -> u8 {
+fn finish(
+    ctx: &Context,
+    root: &Path,
+    mut report: Report,
+    code: Exit,
+    error: Option<String>,
+) -> Exit {
     let code = if error.is_some() {
-        EXIT_UNVERIFIED
+        Exit::Unverified
     } else {
         code
     };
@@ -650,7 +676,7 @@ fn summary(r: &Report) {
 }
 
 /// `.contextos/state/runs/<id>.json`: what ran, how, and which paths it changed.
-fn record(root: &Path, report: &Report) -> Result<(), String> {
+fn record(root: &Path, report: &Report) -> Result<(), CliError> {
     let applied: Vec<String> = report
         .apply
         .as_ref()
@@ -674,12 +700,13 @@ fn record(root: &Path, report: &Report) -> Result<(), String> {
         "autoMerge": report.auto_merge,
         "paths": applied,
     });
-    let text = serde_json::to_string_pretty(&rec).map_err(|e| e.to_string())?;
-    let safe = SafeRoot::open(root).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&rec)
+        .map_err(|e| CliError::Internal(format!("the run record cannot be serialised: {e}")))?;
+    let safe = SafeRoot::open(root)?;
     safe.write_atomic(
         &format!("{RUNS_DIR}/{}.json", report.id),
         text.as_bytes(),
         0o644,
-    )
-    .map_err(|e| e.to_string())
+    )?;
+    Ok(())
 }

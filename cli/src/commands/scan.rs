@@ -9,8 +9,7 @@
 
 use crate::policy_cache::{self, Loaded};
 use crate::scan_report::{self, Report};
-use crate::support::context::{EXIT_FINDINGS, EXIT_OK};
-use crate::support::Context;
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::effects::decision_log;
 use contextos_engine::scan::{self, detect::Detectors, scope::Scope, staged, suppress};
 use contextos_engine::Effect;
@@ -64,11 +63,8 @@ fn resolve(root: &Path, p: &Path) -> PathBuf {
     }
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
     let max_blob_bytes = args
         .max_blob_bytes
         .or(project.config.scan.max_blob_bytes)
@@ -80,19 +76,12 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         None => None,
         Some(p) => {
             let path = resolve(&project.root, p);
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) => {
-                    return ctx.fail(&format!(
-                        "cannot read the scope file {}: {e}",
-                        path.display()
-                    ))
-                }
-            };
-            match Scope::parse(&text, &p.display().to_string()) {
-                Ok(s) => Some(s),
-                Err(e) => return ctx.fail(&e.to_string()),
-            }
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                CliError::io(format!("cannot read the scope file {}", path.display()), e)
+            })?;
+            let scope = Scope::parse(&text, &p.display().to_string())
+                .map_err(|e| CliError::Scan(Box::new(e)))?;
+            Some(scope)
         }
     };
     let (baseline_path, explicit) = match &args.baseline {
@@ -116,58 +105,46 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
                 .unwrap_or(&baseline_path)
                 .display()
                 .to_string();
-            match suppress::Baseline::parse(&text, &name, today_utc()) {
-                Ok(b) => b,
-                Err(e) => return ctx.fail(&e.to_string()),
-            }
+            suppress::Baseline::parse(&text, &name, today_utc())
+                .map_err(|e| CliError::Scan(Box::new(e)))?
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
             suppress::Baseline::default()
         }
         Err(e) => {
-            return ctx.fail(&format!(
-                "cannot read the baseline {}: {e}",
-                baseline_path.display()
+            return Err(CliError::io(
+                format!("cannot read the baseline {}", baseline_path.display()),
+                e,
             ))
         }
     };
 
     let user_key = decision_log::default_key_path().and_then(|p| decision_log::user_key(&p).ok());
-    let policy = match policy_cache::load(&project, user_key.as_ref().map(|k| &k[..])) {
-        Ok(Loaded::Ready { set, .. }) => set,
-        Ok(Loaded::Invalid(out)) => {
-            crate::output::eprint_diagnostics(&out, false);
-            return ctx.fail(
-                "the policies do not compile; nothing can be decided (run `contextos check`)",
-            );
+    let policy = match policy_cache::load(&project, user_key.as_ref().map(|k| &k[..]))? {
+        Loaded::Ready { set, .. } => set,
+        Loaded::Invalid(out) => {
+            return Err(CliError::policy_invalid(&out, "nothing can be decided"))
         }
-        Err(e) => return ctx.fail(&e.to_string()),
     };
     if let Some(role) = &args.role {
         if !policy.roles.contains(role) {
-            return ctx.fail(&format!("role `{role}` is not declared in the policies"));
+            return Err(CliError::Input(format!(
+                "role `{role}` is not declared in the policies"
+            )));
         }
     }
-    let detectors = match Detectors::new(&policy.detectors) {
-        Ok(d) => d,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+    let detectors = Detectors::new(&policy.detectors).map_err(|e| CliError::Scan(Box::new(e)))?;
 
-    let change = match staged::read(&project.root) {
-        Ok(c) => c,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+    let change = staged::read(&project.root).map_err(|e| CliError::Scan(Box::new(e)))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let scanned = match scan::scan_staged(
+    let scanned = scan::scan_staged(
         &change,
         &detectors,
         scope.as_ref(),
         staged::ReadOptions { max_blob_bytes },
         threads,
-    ) {
-        Ok(s) => s,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+    )
+    .map_err(|e| CliError::Scan(Box::new(e)))?;
     let mut suppressed = scanned.suppressed;
     let (kept, by_baseline) = baseline.apply(scanned.findings);
     suppressed.extend(by_baseline);
@@ -188,9 +165,9 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     scan_report::print(ctx.format, &report);
     // Without --enforce every verdict is advisory; an ask is reported for review.
     if args.enforce && verdict.verdict == Effect::Deny {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     } else {
-        EXIT_OK
+        Ok(Exit::Ok)
     }
 }
 

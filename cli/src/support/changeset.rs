@@ -2,6 +2,8 @@
 //! transaction under the project lock (`contextos apply`, and `contextos run` for the
 //! results a sandboxed command brings back).
 
+use crate::support::context::take_lock;
+use crate::support::CliError;
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::{Decision, Effect, EvalOptions, PathOp, Request, RequestKind};
@@ -37,7 +39,7 @@ pub fn plan(
     set: &contextos_engine::PolicySet,
     changes: &[Entry],
     role: Option<&str>,
-) -> Result<(Vec<Decision>, Effect, Vec<Step>), String> {
+) -> Result<(Vec<Decision>, Effect, Vec<Step>), CliError> {
     // 1. Every path through the evaluator.
     let decisions: Vec<Decision> = changes
         .iter()
@@ -60,7 +62,9 @@ pub fn plan(
     let mut steps = Vec::new();
     for (e, d) in changes.iter().zip(&decisions) {
         let RequestKind::Path(p) = &d.request.kind else {
-            return Err("internal: a path decision without a path request".into());
+            return Err(CliError::Internal(
+                "a path decision without a path request".into(),
+            ));
         };
         let change = match (e.op, &e.content) {
             (Op::Write, Some(c)) => Change::Write {
@@ -68,17 +72,22 @@ pub fn plan(
                 content: c.clone().into_bytes(),
                 mode: e.mode.unwrap_or(0o644),
             },
-            (Op::Write, None) => return Err(format!("{}: a write needs `content`", e.path)),
+            (Op::Write, None) => {
+                return Err(CliError::Input(format!(
+                    "{}: a write needs `content`",
+                    e.path
+                )))
+            }
             (Op::Delete, _) => Change::Delete {
                 path: p.path.clone(),
             },
         };
         let precondition = match (&e.expect_sha256, e.must_not_exist) {
             (Some(_), true) => {
-                return Err(format!(
+                return Err(CliError::Input(format!(
                     "{}: expectSha256 and mustNotExist exclude each other",
                     e.path
-                ))
+                )))
             }
             (Some(h), false) => Precondition::Sha256(h.clone()),
             (None, true) => Precondition::MustNotExist,
@@ -98,20 +107,15 @@ pub fn commit_steps(
     steps: &[Step],
     lock_timeout: u64,
     command: &str,
-) -> Result<journal::Committed, String> {
-    use contextos_engine::effects::lock::{acquire, AcquireOptions};
-    let opts = AcquireOptions {
-        timeout: Duration::from_secs(lock_timeout),
-        command: command.to_string(),
-    };
-    let guard = acquire(project_root, &opts, &mut |holder| {
-        if let Some(h) = holder {
-            eprintln!("waiting for the project lock held by {h}");
-        }
+) -> Result<journal::Committed, CliError> {
+    let guard = take_lock(project_root, command, Duration::from_secs(lock_timeout))?;
+    let root = SafeRoot::open(project_root)?;
+    journal::recover(&root, &guard).map_err(|error| CliError::Journal {
+        doing: "recovering the journal",
+        error,
+    })?;
+    journal::commit(&root, &guard, steps, &mut |_| {}).map_err(|error| CliError::Journal {
+        doing: "nothing was applied",
+        error,
     })
-    .map_err(|e| e.to_string())?;
-    let root = SafeRoot::open(project_root).map_err(|e| e.to_string())?;
-    journal::recover(&root, &guard).map_err(|e| format!("recovering the journal: {e}"))?;
-    journal::commit(&root, &guard, steps, &mut |_| {})
-        .map_err(|e| format!("nothing was applied: {e}"))
 }

@@ -7,9 +7,13 @@
 pub mod argv;
 pub mod changeset;
 pub mod context;
+pub mod error;
+pub mod exit;
 pub mod format;
 pub mod outputs;
 pub mod run_records;
 
 pub use context::Context;
+pub use error::CliError;
+pub use exit::Exit;
 pub use format::Format;

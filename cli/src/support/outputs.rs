@@ -3,6 +3,7 @@
 //! checks that it is empty.
 
 use crate::project::Project;
+use crate::support::CliError;
 use contextos_engine::emit::merge::{self, Current, DriftClass, Plan};
 use contextos_engine::emit::{emit, Emitted, Target};
 use contextos_engine::PolicySet;
@@ -12,17 +13,17 @@ use std::path::Path;
 
 use contextos_engine::emit::merge::LOCK_PATH as OWNERSHIP_LOCK;
 
-pub fn targets(names: &[String]) -> Result<Vec<Target>, String> {
+pub fn targets(names: &[String]) -> Result<Vec<Target>, CliError> {
     if names.is_empty() {
         return Ok(Target::ALL.to_vec());
     }
     let mut out = Vec::new();
     for n in names {
         let t = Target::parse(n.trim()).ok_or_else(|| {
-            format!(
+            CliError::Input(format!(
                 "unknown target `{n}` (known: {})",
                 Target::ALL.map(Target::as_str).join(", ")
-            )
+            ))
         })?;
         if !out.contains(&t) {
             out.push(t);
@@ -39,8 +40,8 @@ pub fn targets(names: &[String]) -> Result<Vec<Target>, String> {
 /// sha256 over what shaped the outputs: every policy source (the stdlib and verified
 /// plugin packs included). The targets are not part of it, so compiling one target and
 /// gating all of them does not read as stale input.
-fn inputs_sha(project: &Project) -> Result<String, String> {
-    let sources = project.sources().map_err(|e| e.to_string())?;
+fn inputs_sha(project: &Project) -> Result<String, CliError> {
+    let sources = project.sources()?;
     let mut h = Sha256::new();
     let mut field = |b: &[u8]| {
         h.update((b.len() as u64).to_le_bytes());
@@ -62,13 +63,15 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-pub fn read_text(root: &Path, rel: &str) -> Result<Option<String>, String> {
+pub fn read_text(root: &Path, rel: &str) -> Result<Option<String>, CliError> {
     match std::fs::read(root.join(rel)) {
-        Ok(b) => String::from_utf8(b)
-            .map(Some)
-            .map_err(|_| format!("{rel}: not UTF-8 text; ContextOS will not rewrite it")),
+        Ok(b) => String::from_utf8(b).map(Some).map_err(|_| {
+            CliError::Refused(format!(
+                "{rel}: not UTF-8 text; ContextOS will not rewrite it"
+            ))
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{rel}: {e}")),
+        Err(e) => Err(CliError::io(rel, e)),
     }
 }
 
@@ -80,10 +83,10 @@ pub fn prepare(
     project: &Project,
     set: &PolicySet,
     targets: &[Target],
-) -> Result<(Emitted, Plan, Seen), String> {
+) -> Result<(Emitted, Plan, Seen), CliError> {
     let emitted = emit(set, targets);
     let old = match read_text(&project.root, OWNERSHIP_LOCK)? {
-        Some(t) => Some(merge::parse_lock(&t).map_err(|e| e.to_string())?),
+        Some(t) => Some(merge::parse_lock(&t).map_err(|e| CliError::Outputs(Box::new(e)))?),
         None => None,
     };
     let mut files = BTreeMap::new();
@@ -109,7 +112,7 @@ pub fn prepare(
         &inputs,
         targets,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| CliError::Outputs(Box::new(e)))?;
     Ok((emitted, plan, files))
 }
 
