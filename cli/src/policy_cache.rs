@@ -98,13 +98,40 @@ fn binary_identity() -> String {
     }
 }
 
+/// Why a cache entry was not used, or not written: the load's note, never an error
+/// (the set is compiled from source instead).
+#[derive(Debug, thiserror::Error)]
+enum CacheMiss {
+    #[error("no cache yet")]
+    Absent,
+    #[error("cannot read the cache: {0}")]
+    Unreadable(std::io::Error),
+    #[error("the cache is truncated")]
+    Truncated,
+    #[error("the cache is not a ContextOS policy cache of this format")]
+    Foreign,
+    #[error("the cache is stale (policies, configuration or binary changed)")]
+    Stale,
+    #[error("the cache's MAC does not verify (edited or foreign)")]
+    Forged,
+    #[error("the user key cannot key the cache MAC")]
+    Key,
+    #[error("{0}")]
+    Snapshot(contextos_engine::snapshot::SnapshotError),
+    #[error("{}: {error}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+}
+
 /// The cache's own MAC key, derived from the user key so a MAC made for one purpose
 /// (the decision log's head) can never stand in for another.
-fn cache_mac(user_key: &[u8]) -> Result<Hmac<Sha256>, String> {
-    let mut d = Hmac::<Sha256>::new_from_slice(user_key).map_err(|e| e.to_string())?;
+fn cache_mac(user_key: &[u8]) -> Result<Hmac<Sha256>, CacheMiss> {
+    let mut d = Hmac::<Sha256>::new_from_slice(user_key).map_err(|_| CacheMiss::Key)?;
     d.update(b"contextos policy cache v1");
     let derived = d.finalize().into_bytes();
-    Hmac::<Sha256>::new_from_slice(&derived).map_err(|e| e.to_string())
+    Hmac::<Sha256>::new_from_slice(&derived).map_err(|_| CacheMiss::Key)
 }
 
 fn mac(user_key: &[u8], key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
@@ -114,11 +141,11 @@ fn mac(user_key: &[u8], key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
     Some(m.finalize().into_bytes().into())
 }
 
-fn read_cache(path: &Path, key: &[u8; 32], user_key: &[u8]) -> Result<PolicySet, String> {
+fn read_cache(path: &Path, key: &[u8; 32], user_key: &[u8]) -> Result<PolicySet, CacheMiss> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("no cache yet".into()),
-        Err(e) => return Err(format!("cannot read the cache: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CacheMiss::Absent),
+        Err(e) => return Err(CacheMiss::Unreadable(e)),
     };
     let (Some(magic), Some(stored_key), Some(stored_mac), Some(payload)) = (
         bytes.get(..8),
@@ -126,21 +153,20 @@ fn read_cache(path: &Path, key: &[u8; 32], user_key: &[u8]) -> Result<PolicySet,
         bytes.get(40..HEADER),
         bytes.get(HEADER..),
     ) else {
-        return Err("the cache is truncated".into());
+        return Err(CacheMiss::Truncated);
     };
     if magic != MAGIC {
-        return Err("the cache is not a ContextOS policy cache of this format".into());
+        return Err(CacheMiss::Foreign);
     }
     if stored_key != key {
-        return Err("the cache is stale (policies, configuration or binary changed)".into());
+        return Err(CacheMiss::Stale);
     }
     // Compared through the MAC type, in constant time.
     let mut m = cache_mac(user_key)?;
     m.update(key);
     m.update(payload);
-    m.verify_slice(stored_mac)
-        .map_err(|_| "the cache's MAC does not verify (edited or foreign)".to_string())?;
-    PolicySet::from_snapshot(payload).map_err(|e| e.to_string())
+    m.verify_slice(stored_mac).map_err(|_| CacheMiss::Forged)?;
+    PolicySet::from_snapshot(payload).map_err(CacheMiss::Snapshot)
 }
 
 fn write_cache(
@@ -148,21 +174,26 @@ fn write_cache(
     key: &[u8; 32],
     user_key: &[u8],
     set: &PolicySet,
-) -> Result<(), String> {
-    let payload = set.to_snapshot().map_err(|e| e.to_string())?;
-    let tag = mac(user_key, key, &payload).ok_or("cannot key the MAC")?;
+) -> Result<(), CacheMiss> {
+    let payload = set.to_snapshot().map_err(CacheMiss::Snapshot)?;
+    let tag = mac(user_key, key, &payload).ok_or(CacheMiss::Key)?;
     let mut bytes = Vec::with_capacity(HEADER + payload.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(key);
     bytes.extend_from_slice(&tag);
     bytes.extend_from_slice(&payload);
-    let dir = path.parent().ok_or("the cache has no directory")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let at = |p: &Path| {
+        let path = p.to_path_buf();
+        move |error| CacheMiss::Write { path, error }
+    };
+    // A cache path always has a parent: it is joined onto the project root.
+    let dir = path.parent().unwrap_or(path);
+    std::fs::create_dir_all(dir).map_err(at(dir))?;
     // Hooks run concurrently: each writes its own temporary file and renames it over the
     // cache, so a reader sees either the old or the new file, never a mix.
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
-    std::io::Write::write_all(&mut tmp, &bytes).map_err(|e| e.to_string())?;
-    tmp.persist(path).map_err(|e| e.to_string())?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(at(dir))?;
+    std::io::Write::write_all(&mut tmp, &bytes).map_err(at(tmp.path()))?;
+    tmp.persist(path).map_err(|e| at(path)(e.error))?;
     Ok(())
 }
 
@@ -203,7 +234,7 @@ fn load_sources(
                     note: None,
                 })
             }
-            Err(why) => note = Some(why),
+            Err(why) => note = Some(why.to_string()),
         }
     } else {
         note = Some("no user key to authenticate a cache".into());

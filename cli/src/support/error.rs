@@ -73,7 +73,7 @@ pub enum CliError {
     /// A plugin pack cannot be fetched, read, signed or installed.
     #[error("{0}")]
     #[diagnostic(code(contextos::plugin))]
-    Plugin(String),
+    Plugin(Box<dyn std::error::Error>),
 
     /// A file the command needs cannot be read or written; `doing` names it.
     #[error("{doing}: {error}")]
