@@ -3,7 +3,7 @@
 use crate::output;
 use crate::support::Format;
 use crate::support::{CliError, Context, Exit};
-use contextos_grammar::Severity;
+use contextos_engine::grammar::Severity;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

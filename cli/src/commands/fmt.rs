@@ -3,7 +3,7 @@
 use crate::output;
 use crate::support::Format;
 use crate::support::{CliError, Context, Exit};
-use contextos_grammar::{format_source, SourceFile};
+use contextos_engine::grammar::{format_source, SourceFile};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
