@@ -399,6 +399,31 @@ fn fmt_check_reports_and_fmt_rewrites() {
 }
 
 #[test]
+fn fmt_writes_through_the_journal_under_the_project_lock() {
+    let messy = "language 1;\n@id(\"a\")   deny   path write \"x\"   because \"y\" ;\n";
+    let p = project(Some(messy));
+    let r = contextos(p.path(), &["fmt"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // The lock's state records the writer: fmt took the project lock.
+    let state =
+        std::fs::read_to_string(p.path().join(".contextos/state/lock.json")).unwrap_or_default();
+    assert!(state.contains("contextos fmt"), "{state}");
+    // A file outside the project cannot be written through its journal: refused, untouched.
+    let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let file = outside.path().join("x.policy");
+    std::fs::write(&file, messy).unwrap_or_else(|e| panic!("{e}"));
+    let r = contextos(p.path(), &["fmt", file.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("outside the project"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap_or_default(), messy);
+    let r = contextos(
+        p.path(),
+        &["fmt", "--check", file.to_str().unwrap_or_default()],
+    );
+    assert_eq!(r.code, 1, "--check reads only: {}{}", r.stdout, r.stderr);
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let p = project(None);
     let r = contextos(p.path(), &["decide", "path", "--op", "chmod", "x"]);
