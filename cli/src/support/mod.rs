@@ -6,6 +6,7 @@
 
 pub mod argv;
 pub mod changeset;
+pub mod companion;
 pub mod context;
 pub mod error;
 pub mod exit;
