@@ -11,6 +11,15 @@
 //! Exit codes (every command): 0 allow / clean, 1 deny / findings / failing tests,
 //! 2 could not verify (bad input, invalid policy, I/O error), 3 ask (`decide`, `explain`).
 
+#![cfg_attr(
+    not(all(feature = "scan", feature = "docker")),
+    allow(
+        dead_code,
+        reason = "a build without the scanner or the sandbox leaves what only they read (their \
+                  arguments, their configuration) unread; the full build checks all of it"
+    )
+)]
+
 /// `println!` that ignores a closed stdout (`contextos decide … | head -1`): the exit code
 /// still carries the verdict, and a broken pipe must not turn into a panic.
 macro_rules! outln {
@@ -27,6 +36,7 @@ mod output;
 mod plugins;
 mod policy_cache;
 mod project;
+#[cfg(feature = "scan")]
 mod scan_report;
 mod support;
 
@@ -130,6 +140,7 @@ pub fn front() -> ExitCode {
 }
 
 /// `contextos-full`: every command in this process.
+#[cfg(all(feature = "scan", feature = "docker"))]
 pub fn full() -> ExitCode {
     main(|ctx, heavy| match heavy {
         Heavy::Scan(a) => commands::scan::run(ctx, a),

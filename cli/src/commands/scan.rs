@@ -7,17 +7,7 @@
 //! `--enforce` is set; 2: something could not be inspected — the change, the policies,
 //! the scope or the baseline — which callers treat as a block.
 
-use crate::policy_cache::{self, Loaded};
-use crate::scan_report::{self, Report};
-use crate::support::{CliError, Context, Exit};
-use contextos_engine::effects::decision_log;
-use contextos_engine::scan::{self, detect::Detectors, scope::Scope, staged, suppress};
-use contextos_engine::Effect;
-use std::path::{Path, PathBuf};
-
-/// Staged blobs over this size are not read (and block with `--enforce`).
-pub const DEFAULT_MAX_BLOB_BYTES: u64 = 8 << 20;
-const DEFAULT_BASELINE: &str = ".contextos/scan-baseline.toml";
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -42,142 +32,168 @@ pub struct Args {
     pub role: Option<String>,
 }
 
-/// Today's date in UTC as (year, month, day), for baseline expiry.
-fn today_utc() -> (u16, u8, u8) {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = decision_log::civil_from_days(secs / 86_400);
-    (
-        u16::try_from(y).unwrap_or(u16::MAX),
-        u8::try_from(m).unwrap_or(1),
-        u8::try_from(d).unwrap_or(1),
-    )
-}
+#[cfg(feature = "scan")]
+pub use imp::run;
 
-fn resolve(root: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
+/// The scan itself: only in a build with the git reader.
+#[cfg(feature = "scan")]
+mod imp {
+    use super::Args;
+
+    use crate::policy_cache::{self, Loaded};
+    use crate::scan_report::{self, Report};
+    use crate::support::{CliError, Context, Exit};
+    use contextos_engine::effects::decision_log;
+    use contextos_engine::scan::{self, detect::Detectors, scope::Scope, staged, suppress};
+    use contextos_engine::Effect;
+    use std::path::{Path, PathBuf};
+
+    /// Staged blobs over this size are not read (and block with `--enforce`).
+    pub const DEFAULT_MAX_BLOB_BYTES: u64 = 8 << 20;
+    const DEFAULT_BASELINE: &str = ".contextos/scan-baseline.toml";
+
+    /// Today's date in UTC as (year, month, day), for baseline expiry.
+    fn today_utc() -> (u16, u8, u8) {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let (y, m, d) = decision_log::civil_from_days(secs / 86_400);
+        (
+            u16::try_from(y).unwrap_or(u16::MAX),
+            u8::try_from(m).unwrap_or(1),
+            u8::try_from(d).unwrap_or(1),
+        )
     }
-}
 
-pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
-    let project = ctx.project()?;
-    let max_blob_bytes = args
-        .max_blob_bytes
-        .or(project.config.scan.max_blob_bytes)
-        .unwrap_or(DEFAULT_MAX_BLOB_BYTES);
-
-    // The inputs that decide the verdict are all read before anything is scanned, so a
-    // broken one stops the scan with its location instead of weakening it.
-    let scope = match &args.scope {
-        None => None,
-        Some(p) => {
-            let path = resolve(&project.root, p);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                CliError::io(format!("cannot read the scope file {}", path.display()), e)
-            })?;
-            let scope = Scope::parse(&text, &p.display().to_string())
-                .map_err(|e| CliError::Scan(Box::new(e)))?;
-            Some(scope)
+    fn resolve(root: &Path, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            root.join(p)
         }
-    };
-    let (baseline_path, explicit) = match &args.baseline {
-        Some(p) => (resolve(&project.root, p), true),
-        None => (
-            project.root.join(
-                project
-                    .config
-                    .scan
-                    .baseline
-                    .as_deref()
-                    .unwrap_or(DEFAULT_BASELINE),
+    }
+
+    pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+        let project = ctx.project()?;
+        let max_blob_bytes = args
+            .max_blob_bytes
+            .or(project.config.scan.max_blob_bytes)
+            .unwrap_or(DEFAULT_MAX_BLOB_BYTES);
+
+        // The inputs that decide the verdict are all read before anything is scanned, so a
+        // broken one stops the scan with its location instead of weakening it.
+        let scope = match &args.scope {
+            None => None,
+            Some(p) => {
+                let path = resolve(&project.root, p);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    CliError::io(format!("cannot read the scope file {}", path.display()), e)
+                })?;
+                let scope = Scope::parse(&text, &p.display().to_string())
+                    .map_err(|e| CliError::Scan(Box::new(e)))?;
+                Some(scope)
+            }
+        };
+        let (baseline_path, explicit) = match &args.baseline {
+            Some(p) => (resolve(&project.root, p), true),
+            None => (
+                project.root.join(
+                    project
+                        .config
+                        .scan
+                        .baseline
+                        .as_deref()
+                        .unwrap_or(DEFAULT_BASELINE),
+                ),
+                project.config.scan.baseline.is_some(),
             ),
-            project.config.scan.baseline.is_some(),
-        ),
-    };
-    let baseline = match std::fs::read_to_string(&baseline_path) {
-        Ok(text) => {
-            let name = baseline_path
-                .strip_prefix(&project.root)
-                .unwrap_or(&baseline_path)
-                .display()
-                .to_string();
-            suppress::Baseline::parse(&text, &name, today_utc())
-                .map_err(|e| CliError::Scan(Box::new(e)))?
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
-            suppress::Baseline::default()
-        }
-        Err(e) => {
-            return Err(CliError::io(
-                format!("cannot read the baseline {}", baseline_path.display()),
-                e,
-            ))
-        }
-    };
+        };
+        let baseline = match std::fs::read_to_string(&baseline_path) {
+            Ok(text) => {
+                let name = baseline_path
+                    .strip_prefix(&project.root)
+                    .unwrap_or(&baseline_path)
+                    .display()
+                    .to_string();
+                suppress::Baseline::parse(&text, &name, today_utc())
+                    .map_err(|e| CliError::Scan(Box::new(e)))?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                suppress::Baseline::default()
+            }
+            Err(e) => {
+                return Err(CliError::io(
+                    format!("cannot read the baseline {}", baseline_path.display()),
+                    e,
+                ))
+            }
+        };
 
-    let user_key = decision_log::default_key_path().and_then(|p| decision_log::user_key(&p).ok());
-    let policy = match policy_cache::load(&project, user_key.as_ref().map(|k| &k[..]))? {
-        Loaded::Ready { set, .. } => set,
-        Loaded::Invalid(out) => {
-            return Err(CliError::policy_invalid(&out, "nothing can be decided"))
+        let user_key =
+            decision_log::default_key_path().and_then(|p| decision_log::user_key(&p).ok());
+        let policy = match policy_cache::load(&project, user_key.as_ref().map(|k| &k[..]))? {
+            Loaded::Ready { set, .. } => set,
+            Loaded::Invalid(out) => {
+                return Err(CliError::policy_invalid(&out, "nothing can be decided"))
+            }
+        };
+        if let Some(role) = &args.role {
+            if !policy.roles.contains(role) {
+                return Err(CliError::Input(format!(
+                    "role `{role}` is not declared in the policies"
+                )));
+            }
         }
-    };
-    if let Some(role) = &args.role {
-        if !policy.roles.contains(role) {
-            return Err(CliError::Input(format!(
-                "role `{role}` is not declared in the policies"
-            )));
+        let detectors =
+            Detectors::new(&policy.detectors).map_err(|e| CliError::Scan(Box::new(e)))?;
+
+        let change = staged::read(&project.root).map_err(|e| CliError::Scan(Box::new(e)))?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let scanned = scan::scan_staged(
+            &change,
+            &detectors,
+            scope.as_ref(),
+            staged::ReadOptions { max_blob_bytes },
+            threads,
+        )
+        .map_err(|e| CliError::Scan(Box::new(e)))?;
+        let mut suppressed = scanned.suppressed;
+        let (kept, by_baseline) = baseline.apply(scanned.findings);
+        suppressed.extend(by_baseline);
+        let paths = change.paths();
+        let facts = scan::verdict::ChangeFacts {
+            role: args.role.as_deref(),
+            host_unsafe: crate::support::run_records::produced_by_host_unsafe(
+                &project.root,
+                &paths,
+            ),
+        };
+        let verdict = scan::verdict::decide(&policy, &paths, kept, facts);
+
+        let report = Report {
+            verdict: &verdict,
+            suppressed: &suppressed,
+            files: scanned.files,
+            bytes: scanned.bytes,
+            enforce: args.enforce,
+        };
+        scan_report::print(ctx.format, &report);
+        // Without --enforce every verdict is advisory; an ask is reported for review.
+        if args.enforce && verdict.verdict == Effect::Deny {
+            Ok(Exit::Findings)
+        } else {
+            Ok(Exit::Ok)
         }
     }
-    let detectors = Detectors::new(&policy.detectors).map_err(|e| CliError::Scan(Box::new(e)))?;
 
-    let change = staged::read(&project.root).map_err(|e| CliError::Scan(Box::new(e)))?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let scanned = scan::scan_staged(
-        &change,
-        &detectors,
-        scope.as_ref(),
-        staged::ReadOptions { max_blob_bytes },
-        threads,
-    )
-    .map_err(|e| CliError::Scan(Box::new(e)))?;
-    let mut suppressed = scanned.suppressed;
-    let (kept, by_baseline) = baseline.apply(scanned.findings);
-    suppressed.extend(by_baseline);
-    let paths = change.paths();
-    let facts = scan::verdict::ChangeFacts {
-        role: args.role.as_deref(),
-        host_unsafe: crate::support::run_records::produced_by_host_unsafe(&project.root, &paths),
-    };
-    let verdict = scan::verdict::decide(&policy, &paths, kept, facts);
+    #[cfg(test)]
+    mod tests {
+        use super::*;
 
-    let report = Report {
-        verdict: &verdict,
-        suppressed: &suppressed,
-        files: scanned.files,
-        bytes: scanned.bytes,
-        enforce: args.enforce,
-    };
-    scan_report::print(ctx.format, &report);
-    // Without --enforce every verdict is advisory; an ask is reported for review.
-    if args.enforce && verdict.verdict == Effect::Deny {
-        Ok(Exit::Findings)
-    } else {
-        Ok(Exit::Ok)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn civil_dates() {
-        let (y, m, d) = today_utc();
-        assert!(y >= 2024 && (1..=12).contains(&m) && (1..=31).contains(&d));
+        #[test]
+        fn civil_dates() {
+            let (y, m, d) = today_utc();
+            assert!(y >= 2024 && (1..=12).contains(&m) && (1..=31).contains(&d));
+        }
     }
 }
