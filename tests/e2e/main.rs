@@ -424,6 +424,46 @@ fn fmt_writes_through_the_journal_under_the_project_lock() {
 }
 
 #[test]
+fn the_front_binary_offers_every_command_and_fails_closed_without_its_companion() {
+    let help = contextos(Path::new("."), &["--help"]);
+    for verb in [
+        "check", "decide", "hook", "compile", "gate", "plugin", "scan", "run",
+    ] {
+        assert!(
+            help.stdout.contains(&format!("  {verb} ")),
+            "{verb}: {}",
+            help.stdout
+        );
+    }
+    // `scan` and `run` are carried out by contextos-full beside the binary; without it
+    // they cannot run, and say so with exit 2 — never a silent pass.
+    let lone = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let bin = lone.path().join("contextos");
+    std::fs::hard_link(env!("CARGO_BIN_EXE_contextos"), &bin)
+        .or_else(|_| std::fs::copy(env!("CARGO_BIN_EXE_contextos"), &bin).map(|_| ()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = project(None);
+    for args in [&["scan", "--staged"][..], &["run", "--", "true"][..]] {
+        let out = Command::new(&bin)
+            .arg("--project")
+            .arg(p.path())
+            .args(["--format", "json"])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run contextos: {e}"));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            j["error"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("contextos-full"),
+            "{j}"
+        );
+    }
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let p = project(None);
     let r = contextos(p.path(), &["decide", "path", "--op", "chmod", "x"]);
