@@ -80,10 +80,17 @@ fn key(project: &Project, sources: &[PolicySource]) -> [u8; 32] {
 }
 
 /// Distinguishes builds of the same version: a rebuilt binary may encode its IR
-/// differently, so its caches must not be read by another build.
+/// differently, so its caches must not be read by another build. The identity is the
+/// installation's — both binaries beside each other, `contextos` (agent hooks) and
+/// `contextos-full` (`scan`), built together — so the two share one cache instead of
+/// each rebuilding it after the other ran.
 fn binary_identity() -> String {
-    let meta = std::env::current_exe().and_then(std::fs::metadata);
-    match meta {
+    let Ok(exe) = std::env::current_exe() else {
+        // Unknown identity: a random value, so no cache written by this process can be
+        // read by another one.
+        return uuid::Uuid::new_v4().to_string();
+    };
+    let file = |name: &str| match std::fs::metadata(exe.with_file_name(name)) {
         Ok(m) => {
             let mtime = m
                 .modified()
@@ -92,10 +99,18 @@ fn binary_identity() -> String {
                 .map_or(0, |d| d.as_nanos());
             format!("{}:{mtime}", m.len())
         }
-        // Unknown identity: a random value, so no cache written by this process can be
-        // read by another one.
-        Err(_) => uuid::Uuid::new_v4().to_string(),
+        Err(_) => "absent".to_string(),
+    };
+    let own = exe.file_name().map(|n| n.to_string_lossy().into_owned());
+    // A binary under another name (a renamed copy) still counts itself.
+    let mut names = vec![
+        "contextos".to_string(),
+        crate::support::companion::COMPANION.to_string(),
+    ];
+    if let Some(own) = own.filter(|n| !names.contains(n)) {
+        names.push(own);
     }
+    names.iter().map(|n| file(n)).collect::<Vec<_>>().join("+")
 }
 
 /// Why a cache entry was not used, or not written: the load's note, never an error

@@ -464,6 +464,58 @@ fn the_front_binary_offers_every_command_and_fails_closed_without_its_companion(
 }
 
 #[test]
+fn hooks_and_scan_share_one_policy_cache_across_both_binaries() {
+    let p = project(Some(
+        "language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n",
+    ));
+    let state = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(p.path())
+        .status()
+        .unwrap_or_else(|e| panic!("git: {e}"));
+    assert!(git.success());
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "make test"},
+    })
+    .to_string();
+    let hook = || {
+        hooks::run_hook(
+            p.path(),
+            state.path(),
+            "claude",
+            &["--trace"],
+            payload.as_bytes(),
+            true,
+        )
+    };
+    assert!(hook().stderr.contains("policy cache rebuilt"));
+    assert!(hook().stderr.contains("policy cache hit"));
+    // `scan` runs in contextos-full; it must read the cache the hook wrote, and leave it
+    // valid for the next hook.
+    let scan = Command::new(env!("CARGO_BIN_EXE_contextos"))
+        .arg("--project")
+        .arg(p.path())
+        .args(["scan", "--staged"])
+        .env("XDG_STATE_HOME", state.path())
+        .output()
+        .unwrap_or_else(|e| panic!("scan: {e}"));
+    assert_eq!(
+        scan.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&scan.stderr)
+    );
+    let after = hook();
+    assert!(
+        after.stderr.contains("policy cache hit"),
+        "{}",
+        after.stderr
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let p = project(None);
     let r = contextos(p.path(), &["decide", "path", "--op", "chmod", "x"]);
