@@ -82,10 +82,17 @@ fn key(project: &Project, sources: &[PolicySource]) -> [u8; 32] {
 }
 
 /// Distinguishes builds of the same version: a rebuilt binary may encode its IR
-/// differently, so its caches must not be read by another build.
+/// differently, so its caches must not be read by another build. The identity is the
+/// installation's — both binaries beside each other, `contextos` (agent hooks) and
+/// `contextos-full` (`scan`), built together — so the two share one cache instead of
+/// each rebuilding it after the other ran.
 fn binary_identity() -> String {
-    let meta = std::env::current_exe().and_then(std::fs::metadata);
-    match meta {
+    let Ok(exe) = std::env::current_exe() else {
+        // Unknown identity: a random value, so no cache written by this process can be
+        // read by another one.
+        return uuid::Uuid::new_v4().to_string();
+    };
+    let file = |name: &str| match std::fs::metadata(exe.with_file_name(name)) {
         Ok(m) => {
             let mtime = m
                 .modified()
@@ -94,17 +101,52 @@ fn binary_identity() -> String {
                 .map_or(0, |d| d.as_nanos());
             format!("{}:{mtime}", m.len())
         }
-        // Unknown identity: a random value, so no cache written by this process can be
-        // read by another one.
-        Err(_) => uuid::Uuid::new_v4().to_string(),
+        Err(_) => "absent".to_string(),
+    };
+    let own = exe.file_name().map(|n| n.to_string_lossy().into_owned());
+    // A binary under another name (a renamed copy) still counts itself.
+    let mut names = vec![
+        "contextos".to_string(),
+        crate::support::companion::COMPANION.to_string(),
+    ];
+    if let Some(own) = own.filter(|n| !names.contains(n)) {
+        names.push(own);
     }
+    names.iter().map(|n| file(n)).collect::<Vec<_>>().join("+")
+}
+
+/// Why a cache entry was not used, or not written: the load's note, never an error
+/// (the set is compiled from source instead).
+#[derive(Debug, thiserror::Error)]
+enum CacheMiss {
+    #[error("no cache yet")]
+    Absent,
+    #[error("cannot read the cache: {0}")]
+    Unreadable(std::io::Error),
+    #[error("the cache is truncated")]
+    Truncated,
+    #[error("the cache is not a ContextOS policy cache of this format")]
+    Foreign,
+    #[error("the cache is stale (policies, configuration or binary changed)")]
+    Stale,
+    #[error("the cache's MAC does not verify (edited or foreign)")]
+    Forged,
+    #[error("the user key cannot key the cache MAC")]
+    Key,
+    #[error("{0}")]
+    Snapshot(contextos_engine::snapshot::SnapshotError),
+    #[error("{}: {error}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
 }
 
 /// The cache's own MAC key, derived from the user key so a MAC made for one purpose
 /// (the decision log's head) can never stand in for another.
-fn cache_mac(user_key: &UserKey) -> Result<Hmac<Sha256>, String> {
+fn cache_mac(user_key: &UserKey) -> Result<Hmac<Sha256>, CacheMiss> {
     let derived = user_key.derive(b"contextos policy cache v1");
-    Hmac::<Sha256>::new_from_slice(&derived).map_err(|e| e.to_string())
+    Hmac::<Sha256>::new_from_slice(&derived).map_err(|_| CacheMiss::Key)
 }
 
 fn mac(user_key: &UserKey, key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
@@ -114,11 +156,11 @@ fn mac(user_key: &UserKey, key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
     Some(m.finalize().into_bytes().into())
 }
 
-fn read_cache(path: &Path, key: &[u8; 32], user_key: &UserKey) -> Result<PolicySet, String> {
+fn read_cache(path: &Path, key: &[u8; 32], user_key: &UserKey) -> Result<PolicySet, CacheMiss> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("no cache yet".into()),
-        Err(e) => return Err(format!("cannot read the cache: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CacheMiss::Absent),
+        Err(e) => return Err(CacheMiss::Unreadable(e)),
     };
     let (Some(magic), Some(stored_key), Some(stored_mac), Some(payload)) = (
         bytes.get(..8),
@@ -126,21 +168,20 @@ fn read_cache(path: &Path, key: &[u8; 32], user_key: &UserKey) -> Result<PolicyS
         bytes.get(40..HEADER),
         bytes.get(HEADER..),
     ) else {
-        return Err("the cache is truncated".into());
+        return Err(CacheMiss::Truncated);
     };
     if magic != MAGIC {
-        return Err("the cache is not a ContextOS policy cache of this format".into());
+        return Err(CacheMiss::Foreign);
     }
     if stored_key != key {
-        return Err("the cache is stale (policies, configuration or binary changed)".into());
+        return Err(CacheMiss::Stale);
     }
     // Compared through the MAC type, in constant time.
     let mut m = cache_mac(user_key)?;
     m.update(key);
     m.update(payload);
-    m.verify_slice(stored_mac)
-        .map_err(|_| "the cache's MAC does not verify (edited or foreign)".to_string())?;
-    PolicySet::from_snapshot(payload).map_err(|e| e.to_string())
+    m.verify_slice(stored_mac).map_err(|_| CacheMiss::Forged)?;
+    PolicySet::from_snapshot(payload).map_err(CacheMiss::Snapshot)
 }
 
 fn write_cache(
@@ -148,21 +189,25 @@ fn write_cache(
     key: &[u8; 32],
     user_key: &UserKey,
     set: &PolicySet,
-) -> Result<(), String> {
-    let payload = set.to_snapshot().map_err(|e| e.to_string())?;
-    let tag = mac(user_key, key, &payload).ok_or("cannot key the MAC")?;
+) -> Result<(), CacheMiss> {
+    let payload = set.to_snapshot().map_err(CacheMiss::Snapshot)?;
+    let tag = mac(user_key, key, &payload).ok_or(CacheMiss::Key)?;
     let mut bytes = Vec::with_capacity(HEADER + payload.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(key);
     bytes.extend_from_slice(&tag);
     bytes.extend_from_slice(&payload);
-    let dir = path.parent().ok_or("the cache has no directory")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let at = |p: &Path| {
+        let path = p.to_path_buf();
+        move |error| CacheMiss::Write { path, error }
+    };
+    // A cache path always has a parent: it is joined onto the project root.
+    let dir = path.parent().unwrap_or(path);
+    std::fs::create_dir_all(dir).map_err(at(dir))?;
     // Hooks run concurrently: each writes its own temporary file and renames it over the
     // cache, so a reader sees either the old or the new file, never a mix.
-    atomic_write::write(path, &bytes, 0o600, Publish::Replace)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    atomic_write::write(path, &bytes, 0o600, Publish::Replace).map_err(at(path))?;
+    Ok(())
 }
 
 /// Loads the project's policy set for a hook: from the cache when it is valid, from
@@ -202,7 +247,7 @@ fn load_sources(
                     note: None,
                 })
             }
-            Err(why) => note = Some(why),
+            Err(why) => note = Some(why.to_string()),
         }
     } else {
         note = Some("no user key to authenticate a cache".into());

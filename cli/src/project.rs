@@ -288,7 +288,7 @@ impl Project {
     pub fn base_sources(&self) -> Result<Vec<PolicySource>, ProjectError> {
         let mut sources = Vec::new();
         if self.config.policies.stdlib {
-            for (name, text) in contextos_stdlib::FILES {
+            for (name, text) in contextos_engine::stdlib::FILES {
                 sources.push(PolicySource {
                     name: (*name).to_string(),
                     text: (*text).to_string(),

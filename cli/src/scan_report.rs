@@ -2,7 +2,7 @@
 //! Nothing here ever sees a secret's clear text: findings carry only redacted views.
 
 use crate::output;
-use crate::Format;
+use crate::support::Format;
 use contextos_engine::scan::suppress::SuppressedBy;
 use contextos_engine::scan::verdict::{CommitVerdict, Judged};
 use contextos_engine::scan::Finding;

@@ -9,6 +9,7 @@
 //! | the staged scan (git index, detectors) | [`scan`] (`contextos-scan`, feature `scan`) | `scan::staged` |
 //! | effect handlers: safe paths, lock, journal, decision log, sandbox | [`effects`] (`contextos-effects`) | [`effects::journal`], [`effects::sandbox`] |
 //! | signed, pinned policy packs | [`plugins`] (`contextos-plugins`) | [`plugins::verify`] |
+//! | the standard library, written as policies | [`stdlib`] (`contextos-stdlib`) | [`stdlib::FILES`] |
 //!
 //! A request flows canonicalise → index → conditions → decision → effect handler, and
 //! never back: `shell` ← `core` ← {`adapters`, `scan`, `effects`} ← `plugins` ← `engine`.
@@ -31,3 +32,4 @@ pub use contextos_plugins as plugins;
 #[cfg(feature = "scan")]
 pub use contextos_scan as scan;
 pub use contextos_shell as shell;
+pub use contextos_stdlib as stdlib;

@@ -404,6 +404,123 @@ fn fmt_check_reports_and_fmt_rewrites() {
 }
 
 #[test]
+fn fmt_writes_through_the_journal_under_the_project_lock() {
+    let messy = "language 1;\n@id(\"a\")   deny   path write \"x\"   because \"y\" ;\n";
+    let p = project(Some(messy));
+    let r = contextos(p.path(), &["fmt"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // The lock's state records the writer: fmt took the project lock.
+    let state =
+        std::fs::read_to_string(p.path().join(".contextos/state/lock.json")).unwrap_or_default();
+    assert!(state.contains("contextos fmt"), "{state}");
+    // A file outside the project cannot be written through its journal: refused, untouched.
+    let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let file = outside.path().join("x.policy");
+    std::fs::write(&file, messy).unwrap_or_else(|e| panic!("{e}"));
+    let r = contextos(p.path(), &["fmt", file.to_str().unwrap_or_default()]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("outside the project"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap_or_default(), messy);
+    let r = contextos(
+        p.path(),
+        &["fmt", "--check", file.to_str().unwrap_or_default()],
+    );
+    assert_eq!(r.code, 1, "--check reads only: {}{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn the_front_binary_offers_every_command_and_fails_closed_without_its_companion() {
+    let help = contextos(Path::new("."), &["--help"]);
+    for verb in [
+        "check", "decide", "hook", "compile", "gate", "plugin", "scan", "run",
+    ] {
+        assert!(
+            help.stdout.contains(&format!("  {verb} ")),
+            "{verb}: {}",
+            help.stdout
+        );
+    }
+    // `scan` and `run` are carried out by contextos-full beside the binary; without it
+    // they cannot run, and say so with exit 2 — never a silent pass.
+    let lone = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let bin = lone.path().join("contextos");
+    std::fs::hard_link(env!("CARGO_BIN_EXE_contextos"), &bin)
+        .or_else(|_| std::fs::copy(env!("CARGO_BIN_EXE_contextos"), &bin).map(|_| ()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = project(None);
+    for args in [&["scan", "--staged"][..], &["run", "--", "true"][..]] {
+        let out = Command::new(&bin)
+            .arg("--project")
+            .arg(p.path())
+            .args(["--format", "json"])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run contextos: {e}"));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            j["error"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("contextos-full"),
+            "{j}"
+        );
+    }
+}
+
+#[test]
+fn hooks_and_scan_share_one_policy_cache_across_both_binaries() {
+    let p = project(Some(
+        "language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n",
+    ));
+    let state = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(p.path())
+        .status()
+        .unwrap_or_else(|e| panic!("git: {e}"));
+    assert!(git.success());
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "make test"},
+    })
+    .to_string();
+    let hook = || {
+        hooks::run_hook(
+            p.path(),
+            state.path(),
+            "claude",
+            &["--trace"],
+            payload.as_bytes(),
+            true,
+        )
+    };
+    assert!(hook().stderr.contains("policy cache rebuilt"));
+    assert!(hook().stderr.contains("policy cache hit"));
+    // `scan` runs in contextos-full; it must read the cache the hook wrote, and leave it
+    // valid for the next hook.
+    let scan = Command::new(env!("CARGO_BIN_EXE_contextos"))
+        .arg("--project")
+        .arg(p.path())
+        .args(["scan", "--staged"])
+        .env("XDG_STATE_HOME", state.path())
+        .output()
+        .unwrap_or_else(|e| panic!("scan: {e}"));
+    assert_eq!(
+        scan.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&scan.stderr)
+    );
+    let after = hook();
+    assert!(
+        after.stderr.contains("policy cache hit"),
+        "{}",
+        after.stderr
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let p = project(None);
     let r = contextos(p.path(), &["decide", "path", "--op", "chmod", "x"]);

@@ -4,14 +4,14 @@
 //! any `ask` means nothing is applied without `--yes`. Then, under the project lock,
 //! interrupted transactions are recovered and the changeset is committed atomically.
 
-use super::{Context, EXIT_ASK, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
-use contextos_engine::effects::journal::{self, Change, Precondition, Step};
+use crate::output;
+use crate::support::changeset::{commit_steps, plan, Entry, Op};
+use crate::support::{CliError, Context, Exit, Format};
+use contextos_engine::effects::journal::{self, Change, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
-use contextos_engine::{Decision, Effect, EvalOptions, PathOp, Request, RequestKind};
+use contextos_engine::{Decision, Effect, RequestKind};
 use serde::Deserialize;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -38,53 +38,64 @@ struct Changeset {
     changes: Vec<Entry>,
 }
 
-#[derive(Debug, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(crate) struct Entry {
-    pub(crate) op: Op,
-    pub(crate) path: String,
-    #[serde(default)]
-    pub(crate) content: Option<String>,
-    #[serde(default)]
-    pub(crate) mode: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) expect_sha256: Option<String>,
-    #[serde(default)]
-    pub(crate) must_not_exist: bool,
+/// Why a unified diff cannot become a changeset.
+#[derive(Debug, thiserror::Error)]
+enum DiffError {
+    #[error("line {0}: renames and mode changes are not supported in diffs")]
+    RenameOrMode(usize),
+    #[error("neither JSON nor a unified diff with `---`/`+++` headers")]
+    NoHeaders,
+    #[error("line {line}: {error}")]
+    Parse {
+        line: usize,
+        error: diffy::ParsePatchError,
+    },
+    #[error("line {0}: both sides are /dev/null")]
+    BothNull(usize),
+    #[error("line {line}: renames are not supported ({from} -> {to})")]
+    Rename {
+        line: usize,
+        from: String,
+        to: String,
+    },
+    #[error("{path}: {error}")]
+    Apply {
+        path: String,
+        error: diffy::ApplyError,
+    },
+    #[error("line {line}: cannot read {path} to apply the patch to")]
+    Unreadable { line: usize, path: String },
+    #[error("{0}")]
+    SafePath(contextos_engine::effects::safe_fs::SafeFsError),
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Op {
-    Write,
-    Delete,
-}
-
-fn read_changeset(path: &PathBuf, root: &std::path::Path) -> Result<Changeset, String> {
+fn read_changeset(path: &PathBuf, root: &std::path::Path) -> Result<Changeset, CliError> {
     let text = if path.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin())
-            .map_err(|e| format!("cannot read standard input: {e}"))?
+            .map_err(|e| CliError::io("cannot read standard input", e))?
     } else {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        std::fs::read_to_string(path)
+            .map_err(|e| CliError::io(format!("cannot read {}", path.display()), e))?
     };
     if text.trim_start().starts_with('{') {
         serde_json::from_str(&text).map_err(|e| {
-            format!(
+            CliError::Input(format!(
                 "{}:{}:{}: invalid changeset: {e}",
                 path.display(),
                 e.line(),
                 e.column()
-            )
+            ))
         })
     } else {
-        from_unified_diff(&text, root).map_err(|e| format!("{}: {e}", path.display()))
+        from_unified_diff(&text, root)
+            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))
     }
 }
 
 /// A multi-file unified diff (as `git diff` prints it) turned into changes against the
 /// current files. Each modified file carries the sha256 of the content the patch was
 /// applied to, so a file that changes before the transaction applies aborts it.
-fn from_unified_diff(text: &str, root: &std::path::Path) -> Result<Changeset, String> {
+fn from_unified_diff(text: &str, root: &std::path::Path) -> Result<Changeset, DiffError> {
     const GIT_META: [&str; 9] = [
         "diff --git ",
         "index ",
@@ -100,10 +111,7 @@ fn from_unified_diff(text: &str, root: &std::path::Path) -> Result<Changeset, St
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     for (i, line) in lines.iter().enumerate() {
         if line.starts_with("rename from ") || line.starts_with("old mode ") {
-            return Err(format!(
-                "line {}: renames and mode changes are not supported in diffs",
-                i + 1
-            ));
+            return Err(DiffError::RenameOrMode(i + 1));
         }
         if line.starts_with("--- ") && lines.get(i + 1).is_some_and(|n| n.starts_with("+++ ")) {
             chunks.push((i + 1, String::new()));
@@ -115,23 +123,29 @@ fn from_unified_diff(text: &str, root: &std::path::Path) -> Result<Changeset, St
         }
     }
     if chunks.is_empty() {
-        return Err("neither JSON nor a unified diff with `---`/`+++` headers".into());
+        return Err(DiffError::NoHeaders);
     }
-    let safe = SafeRoot::open(root).map_err(|e| e.to_string())?;
+    let safe = SafeRoot::open(root).map_err(DiffError::SafePath)?;
     let mut changes = Vec::new();
     for (line, chunk) in &chunks {
-        let patch = diffy::Patch::from_str(chunk).map_err(|e| format!("line {line}: {e}"))?;
+        let patch = diffy::Patch::from_str(chunk)
+            .map_err(|error| DiffError::Parse { line: *line, error })?;
         let original = patch.original().and_then(|p| header_path(p, "a/"));
         let modified = patch.modified().and_then(|p| header_path(p, "b/"));
         match (original, modified) {
-            (None, None) => return Err(format!("line {line}: both sides are /dev/null")),
+            (None, None) => return Err(DiffError::BothNull(*line)),
             (Some(o), Some(m)) if o != m => {
-                return Err(format!(
-                    "line {line}: renames are not supported ({o} -> {m})"
-                ))
+                return Err(DiffError::Rename {
+                    line: *line,
+                    from: o,
+                    to: m,
+                })
             }
             (None, Some(m)) => {
-                let content = diffy::apply("", &patch).map_err(|e| format!("{m}: {e}"))?;
+                let content = diffy::apply("", &patch).map_err(|error| DiffError::Apply {
+                    path: m.clone(),
+                    error,
+                })?;
                 changes.push(Entry {
                     op: Op::Write,
                     path: m,
@@ -148,12 +162,20 @@ fn from_unified_diff(text: &str, root: &std::path::Path) -> Result<Changeset, St
                     .read(&canonical)
                     .ok()
                     .and_then(|b| String::from_utf8(b).ok())
-                    .ok_or_else(|| format!("line {line}: cannot read {o} to apply the patch to"))?;
+                    .ok_or_else(|| DiffError::Unreadable {
+                        line: *line,
+                        path: o.clone(),
+                    })?;
                 let sha = contextos_engine::effects::safe_fs::sha256_hex(base.as_bytes());
                 let (op, content) = match modified {
                     Some(_) => (
                         Op::Write,
-                        Some(diffy::apply(&base, &patch).map_err(|e| format!("{o}: {e}"))?),
+                        Some(
+                            diffy::apply(&base, &patch).map_err(|error| DiffError::Apply {
+                                path: o.clone(),
+                                error,
+                            })?,
+                        ),
                     ),
                     None => (Op::Delete, None),
                 };
@@ -180,26 +202,14 @@ fn header_path(raw: &str, prefix: &str) -> Option<String> {
     Some(p.strip_prefix(prefix).unwrap_or(p).to_string())
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let (_out, set) = match ctx.load() {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let changeset = match read_changeset(&args.changeset, &project.root) {
-        Ok(c) => c,
-        Err(e) => return ctx.fail(&e),
-    };
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+    let (_out, set) = ctx.load()?;
+    let project = ctx.project()?;
+    let changeset = read_changeset(&args.changeset, &project.root)?;
     if changeset.changes.is_empty() {
-        return ctx.fail("the changeset has no changes");
+        return Err(CliError::Input("the changeset has no changes".into()));
     }
-    let (decisions, verdict, steps) = match plan(&set, &changeset.changes, args.role.as_deref()) {
-        Ok(x) => x,
-        Err(e) => return ctx.fail(&e),
-    };
+    let (decisions, verdict, steps) = plan(&set, &changeset.changes, args.role.as_deref())?;
     let blocked = verdict == Effect::Deny || (verdict == Effect::Ask && !args.yes);
     if args.dry_run || blocked {
         report(
@@ -209,105 +219,15 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             None,
             args.dry_run.then(|| diffs(&project.root, &steps)),
         );
-        return match verdict {
-            Effect::Deny => EXIT_FINDINGS,
-            Effect::Ask if !args.yes => EXIT_ASK,
-            _ => EXIT_OK,
-        };
-    }
-    match commit_steps(&project.root, &steps, args.lock_timeout, "contextos apply") {
-        Ok(c) => {
-            report(ctx, &decisions, verdict, Some(&c), None);
-            EXIT_OK
-        }
-        Err(e) => ctx.fail(&e),
-    }
-}
-
-/// Decides every change as a path request and builds the journal steps. The verdict is
-/// the strongest over all changes; the caller refuses to commit on deny (and on ask
-/// without confirmation).
-pub(crate) fn plan(
-    set: &contextos_engine::PolicySet,
-    changes: &[Entry],
-    role: Option<&str>,
-) -> Result<(Vec<Decision>, Effect, Vec<Step>), String> {
-    // 1. Every path through the evaluator.
-    let decisions: Vec<Decision> = changes
-        .iter()
-        .map(|e| {
-            let op = match e.op {
-                Op::Write => PathOp::Write,
-                Op::Delete => PathOp::Delete,
-            };
-            set.decide(
-                &Request::path(op, e.path.clone()).with_role(role.map(str::to_string)),
-                EvalOptions::default(),
-            )
-        })
-        .collect();
-    let verdict = decisions
-        .iter()
-        .map(|d| d.verdict)
-        .max()
-        .unwrap_or(Effect::Allow);
-    let mut steps = Vec::new();
-    for (e, d) in changes.iter().zip(&decisions) {
-        let RequestKind::Path(p) = &d.request.kind else {
-            return Err("internal: a path decision without a path request".into());
-        };
-        let change = match (e.op, &e.content) {
-            (Op::Write, Some(c)) => Change::Write {
-                path: p.path.clone(),
-                content: c.clone().into_bytes(),
-                mode: e.mode.unwrap_or(0o644),
-            },
-            (Op::Write, None) => return Err(format!("{}: a write needs `content`", e.path)),
-            (Op::Delete, _) => Change::Delete {
-                path: p.path.clone(),
-            },
-        };
-        let precondition = match (&e.expect_sha256, e.must_not_exist) {
-            (Some(_), true) => {
-                return Err(format!(
-                    "{}: expectSha256 and mustNotExist exclude each other",
-                    e.path
-                ))
-            }
-            (Some(h), false) => Precondition::Sha256(h.clone()),
-            (None, true) => Precondition::MustNotExist,
-            (None, false) => Precondition::Any,
-        };
-        steps.push(Step {
-            change,
-            precondition,
+        return Ok(match verdict {
+            Effect::Deny => Exit::Findings,
+            Effect::Ask if !args.yes => Exit::Ask,
+            _ => Exit::Ok,
         });
     }
-    Ok((decisions, verdict, steps))
-}
-
-/// 2. Under the lock: recover interrupted transactions, then commit `steps` as one.
-pub(crate) fn commit_steps(
-    project_root: &std::path::Path,
-    steps: &[Step],
-    lock_timeout: u64,
-    command: &str,
-) -> Result<journal::Committed, String> {
-    use contextos_engine::effects::project_lock::{acquire, AcquireOptions};
-    let opts = AcquireOptions {
-        timeout: Duration::from_secs(lock_timeout),
-        command: command.to_string(),
-    };
-    let guard = acquire(project_root, &opts, &mut |holder| {
-        if let Some(h) = holder {
-            eprintln!("waiting for the project lock held by {h}");
-        }
-    })
-    .map_err(|e| e.to_string())?;
-    let root = SafeRoot::open(project_root).map_err(|e| e.to_string())?;
-    journal::recover(&root, &guard).map_err(|e| format!("recovering the journal: {e}"))?;
-    journal::commit(&root, &guard, steps, &mut |_| {})
-        .map_err(|e| format!("nothing was applied: {e}"))
+    let c = commit_steps(&project.root, &steps, args.lock_timeout, "contextos apply")?;
+    report(ctx, &decisions, verdict, Some(&c), None);
+    Ok(Exit::Ok)
 }
 
 fn diffs(root: &std::path::Path, steps: &[Step]) -> Vec<String> {

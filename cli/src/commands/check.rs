@@ -1,8 +1,9 @@
 //! `contextos check`: parse and type-check every policy, with located diagnostics.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
-use contextos_grammar::Severity;
+use crate::output;
+use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
+use contextos_engine::grammar::Severity;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -11,15 +12,9 @@ pub struct Args {
     strict: bool,
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let out = match project.compile() {
-        Ok(o) => o,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
+    let out = project.compile()?;
     let errors = out
         .diagnostics
         .iter()
@@ -55,8 +50,8 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
     }
     if failed {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     } else {
-        EXIT_OK
+        Ok(Exit::Ok)
     }
 }

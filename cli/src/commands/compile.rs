@@ -4,20 +4,15 @@
 //! `.contextos/ownership.json` (managed blocks, owned JSON entries, whole files) → write all
 //! of it, or nothing, through one journaled transaction under the project lock.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::project::Project;
-use crate::{output, Format};
+use crate::output;
+use crate::support::outputs::{prepare, read_text, targets};
+use crate::support::{CliError, Context, Exit, Format};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
-use contextos_engine::emit::merge::{self, Current, Drift, DriftClass, Plan, StoredRecord};
-use contextos_engine::emit::{emit, Agent, Emitted};
-use contextos_engine::PolicySet;
-use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
-use std::path::Path;
+use contextos_engine::emit::merge::{self, Drift, Plan};
 use std::time::Duration;
 
-use contextos_engine::emit::merge::{LEGACY_RECORD_PATH, RECORD_PATH as OWNERSHIP_RECORD};
+use contextos_engine::emit::merge::RECORD_PATH as OWNERSHIP_RECORD;
 
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
@@ -38,108 +33,6 @@ pub struct CompileArgs {
     lock_timeout: u64,
 }
 
-pub(super) fn targets(names: &[String]) -> Result<Vec<Agent>, String> {
-    if names.is_empty() {
-        return Ok(Agent::ALL.to_vec());
-    }
-    let mut out = Vec::new();
-    for n in names {
-        let t = Agent::parse(n.trim()).ok_or_else(|| {
-            format!(
-                "unknown target `{n}` (known: {})",
-                Agent::ALL.map(Agent::as_str).join(", ")
-            )
-        })?;
-        if !out.contains(&t) {
-            out.push(t);
-        }
-    }
-    // CLAUDE.md imports AGENTS.md: compiling for Claude Code includes it.
-    if out.contains(&Agent::Claude) && !out.contains(&Agent::AgentsMd) {
-        out.push(Agent::AgentsMd);
-    }
-    out.sort();
-    Ok(out)
-}
-
-/// sha256 over what shaped the outputs: every policy source (the stdlib and verified
-/// plugin packs included). The targets are not part of it, so compiling one target and
-/// gating all of them does not read as stale input.
-fn inputs_sha(project: &Project) -> Result<String, String> {
-    let sources = project.sources().map_err(|e| e.to_string())?;
-    let mut h = Sha256::new();
-    let mut field = |b: &[u8]| {
-        h.update((b.len() as u64).to_le_bytes());
-        h.update(b);
-    };
-    for s in &sources {
-        field(s.name.as_bytes());
-        field(s.text.as_bytes());
-    }
-    // Disabled rules shape the outputs as much as the sources do.
-    for id in &project.config.policies.disable {
-        field(b"disable");
-        field(id.as_bytes());
-    }
-    Ok(format!("sha256:{}", hex(&h.finalize())))
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-pub(super) fn read_text(root: &Path, rel: &str) -> Result<Option<String>, String> {
-    match std::fs::read(root.join(rel)) {
-        Ok(b) => String::from_utf8(b)
-            .map(Some)
-            .map_err(|_| format!("{rel}: not UTF-8 text; ContextOS will not rewrite it")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{rel}: {e}")),
-    }
-}
-
-/// Emits and plans; nothing is written.
-/// What was on disk when planning, so the writes can insist it is still there.
-type Seen = BTreeMap<String, Option<String>>;
-
-pub(super) fn prepare(
-    project: &Project,
-    set: &PolicySet,
-    targets: &[Agent],
-) -> Result<(Emitted, Plan, Seen), String> {
-    let emitted = emit(set, targets);
-    let old = StoredRecord::read(
-        read_text(&project.root, OWNERSHIP_RECORD)?.as_deref(),
-        read_text(&project.root, LEGACY_RECORD_PATH)?.as_deref(),
-    )
-    .map_err(|e| e.to_string())?;
-    let mut files = BTreeMap::new();
-    let paths = emitted
-        .outputs
-        .iter()
-        .map(|o| o.path.clone())
-        .chain(old.record.iter().flat_map(|l| l.files.keys().cloned()));
-    for p in paths {
-        if let std::collections::btree_map::Entry::Vacant(slot) = files.entry(p) {
-            let text = read_text(&project.root, slot.key())?;
-            slot.insert(text);
-        }
-    }
-    let inputs = inputs_sha(project)?;
-    // Outputs of targets not being compiled stay as they are (never orphaned).
-    let plan = merge::plan_targets(
-        &emitted.outputs,
-        &Current {
-            files: files.clone(),
-        },
-        &old,
-        &inputs,
-        targets,
-    )
-    .map_err(|e| e.to_string())?;
-    Ok((emitted, plan, files))
-}
-
 fn drift_json(d: &Drift) -> serde_json::Value {
     serde_json::json!({"path": d.path, "class": d.class.as_str(), "detail": d.detail})
 }
@@ -149,23 +42,11 @@ fn blocking(plan: &Plan) -> Vec<&Drift> {
     plan.drift.iter().filter(|d| d.class.refuses()).collect()
 }
 
-pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
-    let targets = match targets(&args.target) {
-        Ok(t) => t,
-        Err(e) => return ctx.fail(&e),
-    };
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let (_out, set) = match ctx.load() {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let (emitted, plan, seen) = match prepare(&project, &set, &targets) {
-        Ok(x) => x,
-        Err(e) => return ctx.fail(&e),
-    };
+pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> {
+    let targets = targets(&args.target)?;
+    let project = ctx.project()?;
+    let (_out, set) = ctx.load()?;
+    let (emitted, plan, seen) = prepare(&project, &set, &targets)?;
     // Lossy translations are reported when outputs are (re)written or previewed; a
     // `--check` reports drift only.
     if !args.check {
@@ -187,7 +68,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
         for d in &refused {
             eprintln!("error[{}]: {}: {}", d.class.as_str(), d.path, d.detail);
         }
-        return ctx.fail("nothing was written: resolve the files above (move the hand-written file away, or delete it to let ContextOS own it)");
+        return Err(CliError::Refused("nothing was written: resolve the files above (move the hand-written file away, or delete it to let ContextOS own it)".into()));
     }
     if args.diff || args.dry_run {
         let lock_changes = read_text(&project.root, OWNERSHIP_RECORD)
@@ -240,7 +121,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
                 }
             }
         }
-        return EXIT_OK;
+        return Ok(Exit::Ok);
     }
     // Each step insists the file is still what the plan read: an edit made in between
     // fails the whole transaction instead of being overwritten.
@@ -277,7 +158,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             ),
             Format::Text | Format::Github | Format::Sarif => outln!("in sync: nothing to write"),
         }
-        return EXIT_OK;
+        return Ok(Exit::Ok);
     }
     if lock_changed {
         steps.push(Step {
@@ -289,24 +170,20 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             precondition: Precondition::Any,
         });
     }
-    let guard = match ctx.take_lock(
+    let guard = ctx.take_lock(
         &project.root,
         "contextos compile",
         Duration::from_secs(args.lock_timeout),
-    ) {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
-    let root = match SafeRoot::open(&project.root) {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    if let Err(e) = journal::recover(&root, &guard) {
-        return ctx.fail(&format!("recovering the journal: {e}"));
-    }
-    if let Err(e) = journal::commit(&root, &guard, &steps, &mut |_| {}) {
-        return ctx.fail(&format!("nothing was written: {e}"));
-    }
+    )?;
+    let root = SafeRoot::open(&project.root)?;
+    journal::recover(&root, &guard).map_err(|error| CliError::Journal {
+        doing: "recovering the journal",
+        error,
+    })?;
+    journal::commit(&root, &guard, &steps, &mut |_| {}).map_err(|error| CliError::Journal {
+        doing: "nothing was written",
+        error,
+    })?;
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
             "written": plan.writes.iter().map(|(p, _)| p).collect::<Vec<_>>(),
@@ -325,21 +202,10 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> u8 {
             }
         }
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }
 
-/// What fixes a drift class.
-pub(super) fn remedy(class: &DriftClass) -> &'static str {
-    match class {
-        DriftClass::Unmanaged => {
-            "move the hand-written file away (or delete it) so ContextOS can own it, then run `contextos compile`"
-        }
-        DriftClass::Collision => "two outputs claim one path: report this as a ContextOS bug",
-        _ => "run `contextos compile`",
-    }
-}
-
-fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
+fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> Result<Exit, CliError> {
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
             "inSync": drift.is_empty(),
@@ -370,8 +236,8 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> u8 {
         }
     }
     if drift.is_empty() {
-        EXIT_OK
+        Ok(Exit::Ok)
     } else {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     }
 }

@@ -1,10 +1,11 @@
 //! `contextos decide …` and `contextos explain …`: one request, one verdict.
 
-use super::{Context, EXIT_ASK, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::{argv, run_records, Format};
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::decision::{Decision, ShellDecision};
 use contextos_engine::{
-    CommitRequest, Effect, EvalOptions, PathOp, PluginRequest, Request, RequestKind, ShellOptions,
+    CommitRequest, EvalOptions, PathOp, PluginRequest, Request, RequestKind, ShellOptions,
 };
 
 #[derive(Debug, clap::Args)]
@@ -87,37 +88,8 @@ enum What {
     },
 }
 
-fn exit_for(v: Effect) -> u8 {
-    match v {
-        Effect::Allow => EXIT_OK,
-        Effect::Deny => EXIT_FINDINGS,
-        Effect::Ask => EXIT_ASK,
-    }
-}
-
-/// Quotes argv words so the shell splitter sees exactly these words; wrappers such as
-/// `sudo` or `sh -c` in argv form are then unwrapped like in shell form.
-pub(crate) fn shell_quote(argv: &[String]) -> String {
-    argv.iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c))
-            {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
-    let (_out, set) = match ctx.load() {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> {
+    let (_out, set) = ctx.load()?;
     let opts = EvalOptions { explain };
     let single = |req: Request| set.decide(&req, opts);
     match &args.what {
@@ -127,7 +99,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
             strict,
             argv,
         } => {
-            let line = shell.clone().unwrap_or_else(|| shell_quote(argv));
+            let line = shell.clone().unwrap_or_else(|| argv::shell_quote(argv));
             let d = set.decide_shell(
                 &line,
                 role.as_deref(),
@@ -141,7 +113,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
                 Format::Text | Format::Github | Format::Sarif => print_shell(&d, explain),
             }
-            exit_for(d.verdict)
+            Ok(Exit::of(d.verdict))
         }
         other => {
             let req = match other {
@@ -188,18 +160,20 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> u8 {
                     host_unsafe: *host_unsafe
                         || ctx
                             .project()
-                            .is_ok_and(|p| super::run::produced_by_host_unsafe(&p.root, files)),
+                            .is_ok_and(|p| run_records::produced_by_host_unsafe(&p.root, files)),
                     auto_merge: *auto_merge,
                 }))
                 .with_role(role.clone()),
-                What::Exec { .. } => return ctx.fail("internal: exec handled above"),
+                What::Exec { .. } => {
+                    return Err(CliError::Internal("exec is handled above".into()))
+                }
             };
             let d = single(req);
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
                 Format::Text | Format::Github | Format::Sarif => print_decision(&d, explain, ""),
             }
-            exit_for(d.verdict)
+            Ok(Exit::of(d.verdict))
         }
     }
 }
@@ -208,7 +182,7 @@ fn subject(d: &Decision) -> String {
     match &d.request.kind {
         RequestKind::Path(p) => format!("path {} {}", p.op.as_str(), p.path),
         RequestKind::Exec(e) => {
-            let mut s = format!("exec {}", shell_quote(&e.argv));
+            let mut s = format!("exec {}", argv::shell_quote(&e.argv));
             if !e.piped_from.is_empty() {
                 s.push_str(&format!("  (piped from {})", e.piped_from.join(", ")));
             }

@@ -2,10 +2,9 @@
 //! tests pass, and every generated output is in sync — each failure reported with its
 //! class, as GitHub annotations and a step summary where asked.
 
-use super::compile::{prepare, remedy, targets};
-use super::{Context, EXIT_FINDINGS, EXIT_OK, EXIT_UNVERIFIED};
 use crate::output::{self, escape_data, escape_property};
-use crate::Format;
+use crate::support::outputs::{prepare, remedy, targets};
+use crate::support::{CliError, Context, Exit, Format};
 use contextos_engine::testing::run_tests;
 use std::path::Path;
 
@@ -19,21 +18,15 @@ pub struct GateArgs {
 /// One gate check and its outcome.
 struct Check {
     name: &'static str,
-    /// 0 passed, 1 failed, 2 could not verify.
-    code: u8,
+    /// Passed, failed (findings) or could not verify.
+    code: Exit,
     lines: Vec<String>,
     annotations: Vec<String>,
 }
 
-pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
-    let targets = match targets(&args.target) {
-        Ok(t) => t,
-        Err(e) => return ctx.fail(&e),
-    };
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+pub fn run(ctx: &Context, args: &GateArgs) -> Result<Exit, CliError> {
+    let targets = targets(&args.target)?;
+    let project = ctx.project()?;
     let mut checks = Vec::new();
     // 1. Plugins verify and policies compile (a refused plugin fails the load itself).
     let compiled = project.compile();
@@ -41,7 +34,7 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
         Err(e) => {
             checks.push(Check {
                 name: "policies and plugins load",
-                code: EXIT_UNVERIFIED,
+                code: Exit::Unverified,
                 lines: e.to_string().lines().map(str::to_string).collect(),
                 annotations: vec![format!(
                     "::error title=contextos gate::{}",
@@ -54,7 +47,7 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
             Some(set) => {
                 checks.push(Check {
                     name: "policies and plugins load",
-                    code: EXIT_OK,
+                    code: Exit::Ok,
                     lines: vec![format!("{} rule(s)", set.rules.len())],
                     annotations: Vec::new(),
                 });
@@ -68,7 +61,7 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
                     .collect();
                 checks.push(Check {
                     name: "policies and plugins load",
-                    code: EXIT_UNVERIFIED,
+                    code: Exit::Unverified,
                     lines: errs.iter().map(|d| out.render(d)).collect(),
                     annotations: errs
                         .iter()
@@ -85,7 +78,7 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
         let failed: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();
         checks.push(Check {
             name: "policy tests",
-            code: if failed.is_empty() { EXIT_OK } else { EXIT_FINDINGS },
+            code: if failed.is_empty() { Exit::Ok } else { Exit::Findings },
             lines: std::iter::once(format!("{} passed, {} failed", report.passed, report.failed))
                 .chain(failed.iter().map(|c| format!("FAIL {} {}", c.origin, c.case)))
                 .collect(),
@@ -109,9 +102,9 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
             Ok((_, plan, _)) => checks.push(Check {
                 name: "generated outputs in sync",
                 code: if plan.drift.is_empty() {
-                    EXIT_OK
+                    Exit::Ok
                 } else {
-                    EXIT_FINDINGS
+                    Exit::Findings
                 },
                 lines: if plan.drift.is_empty() {
                     vec!["in sync".into()]
@@ -136,26 +129,22 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
             }),
             Err(e) => checks.push(Check {
                 name: "generated outputs in sync",
-                code: EXIT_UNVERIFIED,
-                lines: vec![e.clone()],
-                annotations: vec![format!("::error title=contextos gate::{}", escape_data(&e))],
+                code: Exit::Unverified,
+                lines: vec![e.to_string()],
+                annotations: vec![format!(
+                    "::error title=contextos gate::{}",
+                    escape_data(&e.to_string())
+                )],
             }),
         }
     }
-    let code = checks
-        .iter()
-        .map(|c| c.code)
-        .fold(EXIT_OK, |acc, c| match (acc, c) {
-            (EXIT_UNVERIFIED, _) | (_, EXIT_UNVERIFIED) => EXIT_UNVERIFIED,
-            (EXIT_FINDINGS, _) | (_, EXIT_FINDINGS) => EXIT_FINDINGS,
-            _ => EXIT_OK,
-        });
+    let code = checks.iter().map(|c| c.code).fold(Exit::Ok, Exit::worst);
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
-            "passed": code == EXIT_OK,
-            "exitCode": code,
+            "passed": code == Exit::Ok,
+            "exitCode": code.code(),
             "checks": checks.iter().map(|c| serde_json::json!({
-                "name": c.name, "exitCode": c.code, "details": c.lines,
+                "name": c.name, "exitCode": c.code.code(), "details": c.lines,
             })).collect::<Vec<_>>(),
         })),
         Format::Text | Format::Github | Format::Sarif => {
@@ -163,8 +152,8 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
                 outln!(
                     "{} {}",
                     match c.code {
-                        EXIT_OK => "ok  ",
-                        EXIT_FINDINGS => "FAIL",
+                        Exit::Ok => "ok  ",
+                        Exit::Findings => "FAIL",
                         _ => "ERR ",
                     },
                     c.name
@@ -185,10 +174,10 @@ pub fn run(ctx: &Context, args: &GateArgs) -> u8 {
             eprintln!("contextos: warning: cannot write the step summary: {e}");
         }
     }
-    code
+    Ok(code)
 }
 
-fn write_summary(path: &Path, checks: &[Check], code: u8) -> std::io::Result<()> {
+fn write_summary(path: &Path, checks: &[Check], code: Exit) -> std::io::Result<()> {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new()
         .append(true)
@@ -196,17 +185,17 @@ fn write_summary(path: &Path, checks: &[Check], code: u8) -> std::io::Result<()>
         .open(path)?;
     let mut s = format!(
         "## ContextOS gate: {}\n\n| check | result |\n|---|---|\n",
-        if code == EXIT_OK { "passed" } else { "failed" }
+        if code == Exit::Ok { "passed" } else { "failed" }
     );
     for c in checks {
         let result = match c.code {
-            EXIT_OK => "passed".to_string(),
-            EXIT_FINDINGS => "**failed**".to_string(),
+            Exit::Ok => "passed".to_string(),
+            Exit::Findings => "**failed**".to_string(),
             _ => "**could not verify**".to_string(),
         };
         s.push_str(&format!("| {} | {result} |\n", c.name));
     }
-    for c in checks.iter().filter(|c| c.code != EXIT_OK) {
+    for c in checks.iter().filter(|c| c.code != Exit::Ok) {
         s.push_str(&format!(
             "\n### {}\n\n```text\n{}\n```\n",
             c.name,

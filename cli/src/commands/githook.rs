@@ -1,10 +1,5 @@
 //! `contextos hook install|uninstall`: the git pre-commit hook (see `crate::githook`).
 
-use super::{Context, EXIT_OK};
-use crate::githook::{self, Outcome};
-use crate::output;
-use crate::project::Project;
-use crate::Format;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, clap::Args)]
@@ -19,39 +14,52 @@ pub struct InstallArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct UninstallArgs {}
 
-pub fn install(ctx: &Context, args: &InstallArgs) -> u8 {
-    let result = githook::resolve_binary(args.binary.as_deref())
-        .and_then(|bin| githook::install(&Project::find_root(ctx.project.as_deref())?, &bin));
-    report(ctx, result)
-}
+#[cfg(feature = "scan")]
+pub use imp::{install, uninstall};
 
-pub fn uninstall(ctx: &Context, _args: &UninstallArgs) -> u8 {
-    let result = Project::find_root(ctx.project.as_deref())
-        .map_err(githook::HookError::from)
-        .and_then(|root| githook::uninstall(&root));
-    report(ctx, result)
-}
+/// Installing reads git (the hooks directory): only in a build with the git reader.
+#[cfg(feature = "scan")]
+mod imp {
+    use super::{InstallArgs, UninstallArgs};
+    use crate::githook::{self, Outcome};
+    use crate::output;
+    use crate::project::Project;
+    use crate::support::Format;
+    use crate::support::{CliError, Context, Exit};
 
-fn report(ctx: &Context, result: Result<Outcome, githook::HookError>) -> u8 {
-    let out = match result {
-        Ok(o) => o,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    let hook = out.location.hook.display().to_string();
-    match ctx.format {
-        Format::Json => output::print_json(serde_json::json!({
-            "action": out.action.as_str(),
-            "hook": hook,
-            "hooksDir": out.location.hooks_dir.display().to_string(),
-            "hooksPath": out.location.hooks_path.as_ref().map(|p| p.display().to_string()),
-            "worktree": out.location.workdir.display().to_string(),
-            "project": out.project,
-            "binary": out.binary.as_ref().map(|b| b.display().to_string()),
-            "warnings": out.warnings,
-        })),
-        Format::Text | Format::Github | Format::Sarif => {
-            use githook::Action::*;
-            let line = match out.action {
+    pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Exit, CliError> {
+        let result = githook::resolve_binary(args.binary.as_deref())
+            .and_then(|bin| githook::install(&Project::find_root(ctx.project.as_deref())?, &bin));
+        report(ctx, result)
+    }
+
+    pub fn uninstall(ctx: &Context, _args: &UninstallArgs) -> Result<Exit, CliError> {
+        let result = Project::find_root(ctx.project.as_deref())
+            .map_err(githook::HookError::from)
+            .and_then(|root| githook::uninstall(&root));
+        report(ctx, result)
+    }
+
+    fn report(
+        ctx: &Context,
+        result: Result<Outcome, githook::HookError>,
+    ) -> Result<Exit, CliError> {
+        let out = result?;
+        let hook = out.location.hook.display().to_string();
+        match ctx.format {
+            Format::Json => output::print_json(serde_json::json!({
+                "action": out.action.as_str(),
+                "hook": hook,
+                "hooksDir": out.location.hooks_dir.display().to_string(),
+                "hooksPath": out.location.hooks_path.as_ref().map(|p| p.display().to_string()),
+                "worktree": out.location.workdir.display().to_string(),
+                "project": out.project,
+                "binary": out.binary.as_ref().map(|b| b.display().to_string()),
+                "warnings": out.warnings,
+            })),
+            Format::Text | Format::Github | Format::Sarif => {
+                use githook::Action::*;
+                let line = match out.action {
                 Created => format!("created {hook} running `contextos scan --staged --enforce`"),
                 Inserted => format!(
                     "added the contextos block to {hook} after line 1; your hook's own lines run after it"
@@ -64,14 +72,15 @@ fn report(ctx: &Context, result: Result<Outcome, githook::HookError>) -> u8 {
                 Deleted => format!("deleted {hook}, which held only the contextos block"),
                 Absent => format!("no contextos block in {hook}; nothing to remove"),
             };
-            outln!("{line}");
-            if let Some(b) = &out.binary {
-                outln!("the hook runs {}", b.display());
-            }
-            for w in &out.warnings {
-                eprintln!("warning: {w}");
+                outln!("{line}");
+                if let Some(b) = &out.binary {
+                    outln!("the hook runs {}", b.display());
+                }
+                for w in &out.warnings {
+                    eprintln!("warning: {w}");
+                }
             }
         }
+        Ok(Exit::Ok)
     }
-    EXIT_OK
 }

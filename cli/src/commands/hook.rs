@@ -10,7 +10,8 @@
 use crate::hook::judge::{judge, Judgement, Place};
 use crate::policy_cache::{self, Loaded};
 use crate::project::Project;
-use contextos_engine::effects::decision_log::{self, DecisionRecord, LogOptions};
+use crate::support::{CliError, Context, Exit};
+use contextos_engine::effects::decision_log::{self, DecisionRecord, LogError, LogOptions};
 use contextos_engine::effects::user_key::{self, UserKey};
 use contextos_engine::emit::{
     parse_event, render, render_failure, Action, Agent, Answer, HookEvent, Rendered,
@@ -19,12 +20,6 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    pub agent: AgentArg,
-}
 
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum AgentArg {
@@ -36,11 +31,6 @@ pub enum AgentArg {
     Copilot(AgentOpts),
     /// OpenAI Codex `PreToolUse` (`Bash`, `apply_patch`, MCP tools); an ask is a deny.
     Codex(AgentOpts),
-    /// Add the contextos block (`contextos scan --staged --enforce`) to the git
-    /// pre-commit hook, keeping the user's own hook lines.
-    Install(super::githook::InstallArgs),
-    /// Remove the contextos block from the git pre-commit hook, and nothing else.
-    Uninstall(super::githook::UninstallArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -83,11 +73,9 @@ fn emit(r: &Rendered) -> bool {
     true
 }
 
-pub fn run(ctx: &super::Context, args: &Args) -> u8 {
+pub fn run(ctx: &Context, agent: &AgentArg) -> Result<Exit, CliError> {
     let project = ctx.project.as_deref();
-    let (agent, opts) = match &args.agent {
-        AgentArg::Install(a) => return super::githook::install(ctx, a),
-        AgentArg::Uninstall(a) => return super::githook::uninstall(ctx, a),
+    let (agent, opts) = match agent {
         AgentArg::Claude(o) => (Agent::Claude, o),
         AgentArg::Cursor(o) => (Agent::Cursor, o),
         AgentArg::Copilot(o) => (Agent::Copilot, o),
@@ -117,11 +105,11 @@ pub fn run(ctx: &super::Context, args: &Args) -> u8 {
     });
     let r = answer(agent, project, opts);
     if emit(&r) {
-        r.exit
+        Ok(Exit::Status(r.exit))
     } else {
         // The watchdog answered; it also ends the process.
         std::thread::sleep(Duration::from_secs(1));
-        2
+        Ok(Exit::Unverified)
     }
 }
 
@@ -151,7 +139,7 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     }
     let root = match project_root(explicit_project, &ev.roots, ev.cwd.as_deref()) {
         Ok(r) => r,
-        Err(e) => return render_failure(agent, &e),
+        Err(e) => return render_failure(agent, &format!("ContextOS cannot find the project: {e}")),
     };
     let project = match Project::discover(Some(&root)) {
         Ok(p) => p,
@@ -261,7 +249,7 @@ fn project_root(
     explicit: Option<&Path>,
     roots: &[String],
     cwd: Option<&str>,
-) -> Result<PathBuf, String> {
+) -> std::io::Result<PathBuf> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
@@ -273,8 +261,7 @@ fn project_root(
     }
     let start = match cwd {
         Some(c) => PathBuf::from(c),
-        None => std::env::current_dir()
-            .map_err(|e| format!("ContextOS cannot find the project: {e}"))?,
+        None => std::env::current_dir()?,
     };
     Ok(start
         .ancestors()
@@ -293,7 +280,7 @@ fn log(
     j: &Judgement,
     ans: &Answer,
     started: Instant,
-) -> Result<(), String> {
+) -> Result<(), LogError> {
     let actions: Vec<serde_json::Value> = ev
         .actions
         .iter()
@@ -327,7 +314,5 @@ fn log(
         now: None,
         guard_timeout: LOG_LOCK_WAIT,
     };
-    decision_log::append(&root.join(".contextos/state"), &rec, &opts)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    decision_log::append(&root.join(".contextos/state"), &rec, &opts).map(|_| ())
 }

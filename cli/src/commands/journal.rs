@@ -1,7 +1,8 @@
 //! `contextos journal status|recover`: interrupted transactions.
 
-use super::{Context, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::effects::journal;
 use contextos_engine::effects::safe_fs::SafeRoot;
 use std::time::Duration;
@@ -20,33 +21,24 @@ enum What {
     Recover,
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let root = match SafeRoot::open(&project.root) {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
+    let root = SafeRoot::open(&project.root)?;
     let (pending, recovered) = match args.what {
-        What::Status => match journal::status(&root) {
-            Ok(p) => (p, false),
-            Err(e) => return ctx.fail(&e.to_string()),
-        },
+        What::Status => (
+            journal::status(&root).map_err(CliError::JournalState)?,
+            false,
+        ),
         What::Recover => {
-            let guard = match ctx.take_lock(
+            let guard = ctx.take_lock(
                 &project.root,
                 "contextos journal recover",
                 Duration::from_secs(30),
-            ) {
-                Ok(g) => g,
-                Err(code) => return code,
-            };
-            match journal::recover(&root, &guard) {
-                Ok(p) => (p, true),
-                Err(e) => return ctx.fail(&e.to_string()),
-            }
+            )?;
+            (
+                journal::recover(&root, &guard).map_err(CliError::JournalState)?,
+                true,
+            )
         }
     };
     match ctx.format {
@@ -67,5 +59,5 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             }
         }
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }

@@ -1,7 +1,8 @@
 //! `contextos lock status`: who holds the project lock.
 
-use super::{Context, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::effects::project_lock::status;
 
 #[derive(Debug, clap::Args)]
@@ -16,16 +17,10 @@ enum What {
     Status,
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     let What::Status = args.what;
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let st = match status(&project.root) {
-        Ok(s) => s,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+    let project = ctx.project()?;
+    let st = status(&project.root)?;
     match ctx.format {
         Format::Json => output::print_json(serde_json::to_value(&st).unwrap_or_default()),
         Format::Text | Format::Github | Format::Sarif => match (&st.held, &st.state) {
@@ -35,5 +30,5 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
             (false, None) => outln!("free; never taken"),
         },
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }

@@ -1,7 +1,8 @@
 //! `contextos log verify|tail|reseal`: the hash-chained decision log of agent hooks.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::effects::decision_log::{self, LogOptions, LoggedRecord};
 use contextos_engine::effects::user_key;
 use std::path::PathBuf;
@@ -32,43 +33,36 @@ enum What {
     Reseal,
 }
 
-fn state_dir(ctx: &Context) -> Result<PathBuf, u8> {
+fn state_dir(ctx: &Context) -> Result<PathBuf, CliError> {
     Ok(ctx.project()?.root.join(".contextos/state"))
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let dir = match state_dir(ctx) {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+    let dir = state_dir(ctx)?;
     match &args.what {
         What::Verify { anchor } => verify(ctx, &dir, anchor),
-        What::Tail { lines } => match decision_log::tail(&dir, *lines) {
-            Ok(records) => {
-                match ctx.format {
-                    Format::Json => output::print_json(serde_json::json!({ "records": records })),
-                    Format::Text | Format::Github | Format::Sarif => {
-                        for r in &records {
-                            outln!("{}", tail_line(r));
-                        }
+        What::Tail { lines } => {
+            let records = decision_log::tail(&dir, *lines)?;
+            match ctx.format {
+                Format::Json => output::print_json(serde_json::json!({ "records": records })),
+                Format::Text | Format::Github | Format::Sarif => {
+                    for r in &records {
+                        outln!("{}", tail_line(r));
                     }
                 }
-                EXIT_OK
             }
-            Err(e) => ctx.fail(&e.to_string()),
-        },
-        What::Reseal => match decision_log::reseal(&dir, &LogOptions::default()) {
-            Ok(n) => {
-                match ctx.format {
-                    Format::Json => output::print_json(serde_json::json!({ "resealed": n })),
-                    Format::Text | Format::Github | Format::Sarif => {
-                        outln!("resealed the decision log head at record {n}");
-                    }
+            Ok(Exit::Ok)
+        }
+        What::Reseal => {
+            let n = decision_log::reseal(&dir, &LogOptions::default())?;
+            match ctx.format {
+                Format::Json => output::print_json(serde_json::json!({ "resealed": n })),
+                Format::Text | Format::Github | Format::Sarif => {
+                    outln!("resealed the decision log head at record {n}");
                 }
-                EXIT_OK
             }
-            Err(e) => ctx.fail(&e.to_string()),
-        },
+            Ok(Exit::Ok)
+        }
     }
 }
 
@@ -89,23 +83,17 @@ fn tail_line(r: &LoggedRecord) -> String {
     )
 }
 
-fn verify(ctx: &Context, dir: &std::path::Path, anchors: &[String]) -> u8 {
+fn verify(ctx: &Context, dir: &std::path::Path, anchors: &[String]) -> Result<Exit, CliError> {
     let key = user_key::default_path();
-    let mut report = match decision_log::verify(dir, key.as_deref()) {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    let records = match decision_log::tail(dir, usize::MAX) {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+    let mut report = decision_log::verify(dir, key.as_deref())?;
+    let records = decision_log::tail(dir, usize::MAX)?;
     let mut anchor_problems = Vec::new();
     for a in anchors {
         let Some((seq, hash)) = a
             .split_once(':')
             .and_then(|(s, h)| s.parse::<u64>().ok().map(|s| (s, h)))
         else {
-            return ctx.fail(&format!("--anchor {a}: expected SEQ:HASH"));
+            return Err(CliError::Input(format!("--anchor {a}: expected SEQ:HASH")));
         };
         match records.iter().find(|r| r.seq == seq) {
             Some(r) if r.hash == hash => {}
@@ -151,8 +139,8 @@ fn verify(ctx: &Context, dir: &std::path::Path, anchors: &[String]) -> u8 {
         }
     }
     if valid {
-        EXIT_OK
+        Ok(Exit::Ok)
     } else {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     }
 }

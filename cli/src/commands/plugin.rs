@@ -7,10 +7,11 @@
 //! journaled transaction — only when the plugin verdict, decided by the policies on the
 //! verified facts, is `allow`. Every later load verifies it again (see `crate::plugins`).
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
+use crate::output;
 use crate::plugins::{self, Checked, PACKS_DIR, PINS_FILE, SEEN_FILE};
 use crate::project::Project;
-use crate::{output, Format};
+use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::plugins::digest::{tree_digest, SIGNATURE_FILE};
@@ -88,7 +89,53 @@ struct SignatureFile {
     signature: String,
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
+/// Why a pack cannot be read, fetched, staged or installed.
+#[derive(Debug, thiserror::Error)]
+enum PackError {
+    /// A file of the pack, or of the state beside it, cannot be read or written.
+    #[error("{}: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// `plugin.toml` is missing or unreadable.
+    #[error("{}: {error} (a pack needs plugin.toml with name and version)", path.display())]
+    NoManifest {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// A TOML file of the pack does not parse.
+    #[error("{}: {error}", path.display())]
+    Toml {
+        path: PathBuf,
+        error: toml::de::Error,
+    },
+    /// `git` could not fetch the pinned commit.
+    #[error("{0}")]
+    Git(String),
+    /// What the pack holds, or how it is named, cannot be installed.
+    #[error("{0}")]
+    Refused(String),
+    /// State that cannot be serialised (never expected).
+    #[error("{0}")]
+    Json(serde_json::Error),
+}
+
+impl From<PackError> for CliError {
+    fn from(e: PackError) -> CliError {
+        CliError::Plugin(Box::new(e))
+    }
+}
+
+/// The I/O error `error` at `path`.
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> PackError + '_ {
+    move |error| PackError::Io {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     match &args.what {
         What::Keygen { out } => keygen(ctx, out),
         What::Sign { dir, key, sequence } => sign(ctx, dir, key, *sequence),
@@ -103,13 +150,17 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
     }
 }
 
-fn keygen(ctx: &Context, out: &Path) -> u8 {
+fn keygen(ctx: &Context, out: &Path) -> Result<Exit, CliError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let key = signature::generate();
     let (secret, public) = match (key.to_pkcs8_pem(), key.public().to_spki_pem()) {
         (Ok(s), Ok(p)) => (s, p),
-        (Err(e), _) | (_, Err(e)) => return ctx.fail(&format!("cannot encode the key: {e}")),
+        (Err(e), _) | (_, Err(e)) => {
+            return Err(CliError::Plugin(
+                format!("cannot encode the key: {e}").into(),
+            ))
+        }
     };
     let pub_path = PathBuf::from(format!("{}.pub", out.display()));
     // Never overwrite a key: a lost secret key cannot sign the next release.
@@ -123,7 +174,7 @@ fn keygen(ctx: &Context, out: &Path) -> u8 {
             .map_err(|e| format!("{}: {e}", path.display()))
     };
     if let Err(e) = write(out, &secret, 0o600).and_then(|()| write(&pub_path, &public, 0o644)) {
-        return ctx.fail(&e);
+        return Err(CliError::Plugin(e.into()));
     }
     let id = key.public().key_id();
     match ctx.format {
@@ -139,7 +190,7 @@ fn keygen(ctx: &Context, out: &Path) -> u8 {
             outln!("{}", trusted_key_snippet(&id, &public));
         }
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }
 
 fn trusted_key_snippet(id: &str, public_pem: &str) -> String {
@@ -149,34 +200,38 @@ fn trusted_key_snippet(id: &str, public_pem: &str) -> String {
     )
 }
 
-fn read_manifest(dir: &Path) -> Result<Manifest, String> {
+fn read_manifest(dir: &Path) -> Result<Manifest, PackError> {
     let path = dir.join("plugin.toml");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "{}: {e} (a pack needs plugin.toml with name and version)",
-            path.display()
-        )
+    let text = std::fs::read_to_string(&path).map_err(|error| PackError::NoManifest {
+        path: path.clone(),
+        error,
     })?;
-    let m: Manifest = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let m: Manifest = toml::from_str(&text).map_err(|error| PackError::Toml {
+        path: path.clone(),
+        error,
+    })?;
     if !pins::is_valid_name(&m.name) {
-        return Err(format!(
+        return Err(PackError::Refused(format!(
             "{}: `{}` is not a plugin name (lowercase letters, digits and `-`, at most 64, starting with a letter or digit)",
             path.display(),
             m.name
-        ));
+        )));
     }
     Ok(m)
 }
 
-fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
+fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> Result<Exit, CliError> {
     let m = match read_manifest(dir) {
         Ok(m) => m,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
     if !is_exact_semver(&m.version) {
-        return ctx.fail(&format!(
+        return Err(CliError::Plugin(
+            format!(
             "plugin.toml: version `{}` is not an exact version (X.Y.Z); a release must be pinnable",
             m.version
+        )
+            .into(),
         ));
     }
     let key = match std::fs::read_to_string(key_path)
@@ -185,22 +240,22 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
             SecretKey::from_pkcs8_pem(&t).map_err(|e| format!("{}: {e}", key_path.display()))
         }) {
         Ok(k) => k,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
     // Sign exactly what an install will see: a copy without `.git` (a git source is
     // installed from a clone, whose `.git` is never part of the pack), holding only what
     // the journal can install (regular UTF-8 files, no symlinks, no empty directories).
     let work = match tempfile::tempdir() {
         Ok(w) => w,
-        Err(e) => return ctx.fail(&format!("cannot create a staging directory: {e}")),
+        Err(e) => return Err(CliError::io("cannot create a staging directory", e)),
     };
     let staged = work.path().join("pack");
     if let Err(e) = copy_tree(dir, &staged, true).and_then(|()| pack_files(&staged).map(|_| ())) {
-        return ctx.fail(&format!("{}: {e}", dir.display()));
+        return Err(CliError::Plugin(format!("{}: {e}", dir.display()).into()));
     }
     let digest = match tree_digest(&staged) {
         Ok(d) => d,
-        Err(e) => return ctx.fail(&format!("{}: {e}", dir.display())),
+        Err(e) => return Err(CliError::Plugin(format!("{}: {e}", dir.display()).into())),
     };
     let payload = signature::payload(&m.name, &m.version, &digest, sequence);
     let file = SignatureFile {
@@ -211,12 +266,12 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
         signer: key.public().key_id(),
         signature: signature::sign(&key, &payload),
     };
-    let text = match toml::to_string(&file) {
-        Ok(t) => t,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+    let text = toml::to_string(&file)
+        .map_err(|e| CliError::Internal(format!("the signature cannot be serialised: {e}")))?;
     if let Err(e) = std::fs::write(dir.join(SIGNATURE_FILE), text) {
-        return ctx.fail(&format!("{}: {e}", dir.join(SIGNATURE_FILE).display()));
+        return Err(CliError::Plugin(
+            format!("{}: {e}", dir.join(SIGNATURE_FILE).display()).into(),
+        ));
     }
     match ctx.format {
         Format::Json => output::print_json(serde_json::to_value(&file).unwrap_or_default()),
@@ -227,14 +282,12 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> u8 {
             file.signer
         ),
     }
-    EXIT_OK
+    Ok(Exit::Ok)
 }
 
 /// The project's policies without any pack: what judges packs.
-fn base_set(ctx: &Context, project: &Project) -> Result<PolicySet, u8> {
-    let sources = project
-        .base_sources()
-        .map_err(|e| ctx.fail(&e.to_string()))?;
+fn base_set(project: &Project) -> Result<PolicySet, CliError> {
+    let sources = project.base_sources()?;
     let out = compile(
         &sources,
         &CompileOptions {
@@ -244,10 +297,7 @@ fn base_set(ctx: &Context, project: &Project) -> Result<PolicySet, u8> {
     );
     match out.policy {
         Some(p) => Ok(p),
-        None => {
-            output::eprint_diagnostics(&out, false);
-            Err(ctx.fail("the policies do not compile, so no plugin can be judged"))
-        }
+        None => Err(CliError::policy_invalid(&out, "no plugin can be judged")),
     }
 }
 
@@ -293,18 +343,12 @@ fn print_checked(c: &Checked) {
     }
 }
 
-fn verify(ctx: &Context, strict: bool) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let set = match base_set(ctx, &project) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+fn verify(ctx: &Context, strict: bool) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
+    let set = base_set(&project)?;
     let checked = match plugins::check_installed(&project.root, &set) {
         Ok(c) => c.unwrap_or_default(),
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
     let refused = checked.iter().filter(|c| !c.allowed()).count();
     if refused == 0 && strict {
@@ -327,15 +371,15 @@ fn verify(ctx: &Context, strict: bool) -> u8 {
         }
     }
     if refused > 0 && strict {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     } else {
-        EXIT_OK
+        Ok(Exit::Ok)
     }
 }
 
 /// Records the highest sequence accepted per pack, so an older release cannot come back.
-fn raise_seen<'a>(root: &Path, entries: impl Iterator<Item = &'a Pin>) -> Result<(), String> {
-    let mut seen = plugins::read_seen(root)?;
+fn raise_seen<'a>(root: &Path, entries: impl Iterator<Item = &'a Pin>) -> Result<(), CliError> {
+    let mut seen = plugins::read_seen(root).map_err(|e| CliError::Plugin(e.into()))?;
     let mut changed = false;
     for e in entries {
         let slot = seen.entry(e.name.clone()).or_insert(0);
@@ -347,14 +391,8 @@ fn raise_seen<'a>(root: &Path, entries: impl Iterator<Item = &'a Pin>) -> Result
     if !changed {
         return Ok(());
     }
-    let path = root.join(SEEN_FILE);
-    let dir = path.parent().ok_or("no state directory")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let text = serde_json::to_string_pretty(&seen).map_err(|e| e.to_string())?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| e.to_string())?;
-    tmp.as_file().sync_all().map_err(|e| e.to_string())?;
-    tmp.persist(&path).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&seen).map_err(PackError::Json)?;
+    SafeRoot::open(root)?.write_atomic(SEEN_FILE, text.as_bytes(), 0o644)?;
     Ok(())
 }
 
@@ -366,20 +404,20 @@ enum Source {
 }
 
 impl Source {
-    fn parse(s: &str) -> Result<Source, String> {
+    fn parse(s: &str) -> Result<Source, PackError> {
         let git = s.strip_prefix("git+").or_else(|| s.strip_prefix("git:"));
         if let Some(rest) = git.or_else(|| s.contains('#').then_some(s)) {
             let (url, commit) = rest
                 .rsplit_once('#')
-                .ok_or_else(|| format!("{s}: a git source is URL#COMMIT"))?;
+                .ok_or_else(|| PackError::Refused(format!("{s}: a git source is URL#COMMIT")))?;
             if commit.len() != 40
                 || !commit
                     .bytes()
                     .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
             {
-                return Err(format!(
+                return Err(PackError::Refused(format!(
                     "{s}: a git source must name a full 40-hex commit id (branches and tags move)"
-                ));
+                )));
             }
             return Ok(Source::Git {
                 url: url.to_string(),
@@ -396,9 +434,9 @@ impl Source {
         {
             return Ok(Source::Tar(p));
         }
-        Err(format!(
+        Err(PackError::Refused(format!(
             "{s}: not a directory, a .tar/.tar.gz file or git+URL#COMMIT"
-        ))
+        )))
     }
 
     /// The source as recorded in the lock: a path inside the project is recorded relative
@@ -426,7 +464,7 @@ use contextos_engine::plugins::digest::{MAX_BYTES, MAX_ENTRIES as MAX_FILES};
 
 /// Copies regular files and directories; anything else refuses the pack, because the
 /// journal installs regular text files only.
-fn copy_tree(from: &Path, to: &Path, skip_git: bool) -> Result<(), String> {
+fn copy_tree(from: &Path, to: &Path, skip_git: bool) -> Result<(), PackError> {
     let mut count = 0usize;
     let mut bytes = 0u64;
     copy_dir(from, to, skip_git, &mut count, &mut bytes)
@@ -438,62 +476,66 @@ fn copy_dir(
     skip_git: bool,
     count: &mut usize,
     bytes: &mut u64,
-) -> Result<(), String> {
-    std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+) -> Result<(), PackError> {
+    std::fs::create_dir_all(to).map_err(io_at(to))?;
     let mut entries: Vec<_> = std::fs::read_dir(from)
-        .map_err(|e| format!("{}: {e}", from.display()))?
+        .map_err(io_at(from))?
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: {e}", from.display()))?;
+        .map_err(io_at(from))?;
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let name = e.file_name();
         if skip_git && name == ".git" {
             continue;
         }
-        let ty = e.file_type().map_err(|err| err.to_string())?;
         let src = e.path();
+        let ty = e.file_type().map_err(io_at(&src))?;
         let dst = to.join(&name);
         *count += 1;
         if *count > MAX_FILES {
-            return Err(format!("the pack has more than {MAX_FILES} entries"));
+            return Err(PackError::Refused(format!(
+                "the pack has more than {MAX_FILES} entries"
+            )));
         }
         if ty.is_dir() {
             copy_dir(&src, &dst, false, count, bytes)?;
         } else if ty.is_file() {
-            let meta = e.metadata().map_err(|err| err.to_string())?;
+            let meta = e.metadata().map_err(io_at(&src))?;
             *bytes += meta.len();
             if *bytes > MAX_BYTES {
-                return Err(format!("the pack is larger than {MAX_BYTES} bytes"));
+                return Err(PackError::Refused(format!(
+                    "the pack is larger than {MAX_BYTES} bytes"
+                )));
             }
-            std::fs::copy(&src, &dst).map_err(|err| format!("{}: {err}", src.display()))?;
+            std::fs::copy(&src, &dst).map_err(io_at(&src))?;
         } else {
-            return Err(format!(
+            return Err(PackError::Refused(format!(
                 "{}: only regular files and directories can be installed (symbolic links and special files cannot)",
                 src.display()
-            ));
+            )));
         }
     }
     Ok(())
 }
 
-fn fetch(source: &Source, staging: &Path) -> Result<(), String> {
+fn fetch(source: &Source, staging: &Path) -> Result<(), PackError> {
     match source {
         Source::Dir(p) => copy_tree(p, staging, false),
         Source::Tar(p) => extract_tar(p, staging),
         Source::Git { url, commit } => {
             let clone = staging.with_extension("git");
-            let git = |args: &[&str]| -> Result<String, String> {
+            let git = |args: &[&str]| -> Result<String, PackError> {
                 let out = std::process::Command::new("git")
                     .args(args)
                     .env("GIT_TERMINAL_PROMPT", "0")
                     .output()
-                    .map_err(|e| format!("cannot run git: {e}"))?;
+                    .map_err(|e| PackError::Git(format!("cannot run git: {e}")))?;
                 if !out.status.success() {
-                    return Err(format!(
+                    return Err(PackError::Git(format!(
                         "git {}: {}",
                         args.join(" "),
                         String::from_utf8_lossy(&out.stderr).trim()
-                    ));
+                    )));
                 }
                 Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
             };
@@ -510,16 +552,18 @@ fn fetch(source: &Source, staging: &Path) -> Result<(), String> {
             ])?;
             let head = git(&["-C", &dir, "rev-parse", "HEAD"])?;
             if head != *commit {
-                return Err(format!("git checked out {head}, not {commit}"));
+                return Err(PackError::Git(format!(
+                    "git checked out {head}, not {commit}"
+                )));
             }
             copy_tree(&clone, staging, true)
         }
     }
 }
 
-fn extract_tar(path: &Path, staging: &Path) -> Result<(), String> {
+fn extract_tar(path: &Path, staging: &Path) -> Result<(), PackError> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = std::fs::File::open(path).map_err(io_at(path))?;
     let lower = path.to_string_lossy().to_ascii_lowercase();
     let reader: Box<dyn Read> = if lower.ends_with(".gz") || lower.ends_with(".tgz") {
         Box::new(flate2::read::GzDecoder::new(file))
@@ -529,14 +573,12 @@ fn extract_tar(path: &Path, staging: &Path) -> Result<(), String> {
     let mut archive = tar::Archive::new(reader.take(MAX_BYTES * 2));
     let mut count = 0usize;
     let mut total = 0u64;
-    let entries = archive
-        .entries()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let entries = archive.entries().map_err(io_at(path))?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut entry = entry.map_err(io_at(path))?;
         let rel = entry
             .path()
-            .map_err(|e| e.to_string())?
+            .map_err(io_at(path))?
             .to_string_lossy()
             .into_owned();
         let rel = rel.trim_start_matches("./").to_string();
@@ -545,56 +587,56 @@ fn extract_tar(path: &Path, staging: &Path) -> Result<(), String> {
         }
         // A name that leaves the staging directory, or one the journal cannot write.
         if rel.starts_with('/') || rel.split('/').any(|s| s == "..") || rel.contains('\\') {
-            return Err(format!(
+            return Err(PackError::Refused(format!(
                 "{}: the archive entry `{rel}` leaves the pack",
                 path.display()
-            ));
+            )));
         }
         count += 1;
         total += entry.size();
         if count > MAX_FILES || total > MAX_BYTES {
-            return Err(format!(
+            return Err(PackError::Refused(format!(
                 "{}: the archive is too large for a policy pack",
                 path.display()
-            ));
+            )));
         }
         let kind = entry.header().entry_type();
         let dst = staging.join(&rel);
         if kind.is_dir() {
-            std::fs::create_dir_all(&dst).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&dst).map_err(io_at(&dst))?;
         } else if kind.is_file() {
             if let Some(parent) = dst.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+                std::fs::create_dir_all(parent).map_err(io_at(parent))?;
             }
             let mut bytes = Vec::new();
-            entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-            std::fs::write(&dst, &bytes).map_err(|e| e.to_string())?;
+            entry.read_to_end(&mut bytes).map_err(io_at(path))?;
+            std::fs::write(&dst, &bytes).map_err(io_at(&dst))?;
             let exec = entry.header().mode().is_ok_and(|m| m & 0o111 != 0);
             if exec {
                 use std::os::unix::fs::PermissionsExt;
                 std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(io_at(&dst))?;
             }
         } else {
-            return Err(format!(
+            return Err(PackError::Refused(format!(
                 "{}: the archive entry `{rel}` is not a regular file or directory",
                 path.display()
-            ));
+            )));
         }
     }
     // An archive holding one top-level directory is that directory's pack.
     let mut top: Vec<_> = std::fs::read_dir(staging)
-        .map_err(|e| e.to_string())?
+        .map_err(io_at(staging))?
         .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
+        .map_err(io_at(staging))?;
     if top.len() == 1 && !staging.join("plugin.toml").exists() {
         if let Some(only) = top.pop() {
-            if only.file_type().map_err(|e| e.to_string())?.is_dir() {
+            if only.file_type().map_err(io_at(staging))?.is_dir() {
                 let inner = only.path();
                 let hold = staging.with_extension("inner");
-                std::fs::rename(&inner, &hold).map_err(|e| e.to_string())?;
-                std::fs::remove_dir(staging).map_err(|e| e.to_string())?;
-                std::fs::rename(&hold, staging).map_err(|e| e.to_string())?;
+                std::fs::rename(&inner, &hold).map_err(io_at(&inner))?;
+                std::fs::remove_dir(staging).map_err(io_at(staging))?;
+                std::fs::rename(&hold, staging).map_err(io_at(&hold))?;
             }
         }
     }
@@ -602,43 +644,44 @@ fn extract_tar(path: &Path, staging: &Path) -> Result<(), String> {
 }
 
 /// Every file of a staged pack, as (relative path, bytes, executable).
-fn pack_files(dir: &Path) -> Result<Vec<(String, Vec<u8>, bool)>, String> {
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>, bool)>) -> Result<(), String> {
+fn pack_files(dir: &Path) -> Result<Vec<(String, Vec<u8>, bool)>, PackError> {
+    fn walk(
+        base: &Path,
+        dir: &Path,
+        out: &mut Vec<(String, Vec<u8>, bool)>,
+    ) -> Result<(), PackError> {
         use std::os::unix::fs::PermissionsExt;
-        for e in std::fs::read_dir(dir).map_err(|e| e.to_string())? {
-            let e = e.map_err(|e| e.to_string())?;
-            let ty = e.file_type().map_err(|e| e.to_string())?;
+        for e in std::fs::read_dir(dir).map_err(io_at(dir))? {
+            let e = e.map_err(io_at(dir))?;
             let path = e.path();
+            let ty = e.file_type().map_err(io_at(&path))?;
+            // `path` lies under `base`: read_dir joins the entry name to it.
             let rel = path
                 .strip_prefix(base)
-                .map_err(|e| e.to_string())?
+                .unwrap_or(&path)
                 .to_string_lossy()
                 .into_owned();
             if ty.is_dir() {
                 let before = out.len();
                 walk(base, &path, out)?;
                 if out.len() == before {
-                    return Err(format!(
+                    return Err(PackError::Refused(format!(
                         "`{rel}` is an empty directory; the journal installs files, so remove it and sign again"
-                    ));
+                    )));
                 }
             } else if ty.is_file() {
-                let bytes = std::fs::read(&path).map_err(|e| format!("{rel}: {e}"))?;
+                let bytes = std::fs::read(&path).map_err(io_at(&path))?;
                 if std::str::from_utf8(&bytes).is_err() {
-                    return Err(format!(
+                    return Err(PackError::Refused(format!(
                         "`{rel}` is not UTF-8 text; policy packs hold text files only"
-                    ));
+                    )));
                 }
-                let exec = e
-                    .metadata()
-                    .map_err(|e| e.to_string())?
-                    .permissions()
-                    .mode()
-                    & 0o111
-                    != 0;
+                let exec = e.metadata().map_err(io_at(&path))?.permissions().mode() & 0o111 != 0;
                 out.push((rel, bytes, exec));
             } else {
-                return Err(format!("`{rel}` is not a regular file or directory"));
+                return Err(PackError::Refused(format!(
+                    "`{rel}` is not a regular file or directory"
+                )));
             }
         }
         Ok(())
@@ -649,35 +692,43 @@ fn pack_files(dir: &Path) -> Result<Vec<(String, Vec<u8>, bool)>, String> {
     Ok(out)
 }
 
-fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: u64) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+fn add(
+    ctx: &Context,
+    source: &str,
+    version: &str,
+    dry_run: bool,
+    lock_timeout: u64,
+) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
     let src = match Source::parse(source) {
         Ok(s) => s,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
     let work = match tempfile::tempdir() {
         Ok(w) => w,
-        Err(e) => return ctx.fail(&format!("cannot create a staging directory: {e}")),
+        Err(e) => return Err(CliError::io("cannot create a staging directory", e)),
     };
     let staging = work.path().join("pack");
     if let Err(e) = fetch(&src, &staging) {
-        return ctx.fail(&format!("cannot fetch {source}: {e}"));
+        return Err(CliError::Plugin(
+            format!("cannot fetch {source}: {e}").into(),
+        ));
     }
     let manifest = match read_manifest(&staging) {
         Ok(m) => m,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
     // The pin as asked: `=1.2.3` pins 1.2.3; anything else is judged as written, so a
     // floating request meets the policy's own reason for refusing it.
     let requested = version.strip_prefix('=').unwrap_or(version);
     let pinned = if is_exact_semver(requested) {
         if requested != manifest.version {
-            return ctx.fail(&format!(
-                "the pack is {} {}, not {requested}",
-                manifest.name, manifest.version
+            return Err(CliError::Plugin(
+                format!(
+                    "the pack is {} {}, not {requested}",
+                    manifest.name, manifest.version
+                )
+                .into(),
             ));
         }
         manifest.version.clone()
@@ -687,13 +738,13 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
     let sig: Option<SignatureFile> = match std::fs::read_to_string(staging.join(SIGNATURE_FILE)) {
         Ok(t) => match toml::from_str(&t) {
             Ok(s) => Some(s),
-            Err(e) => return ctx.fail(&format!("{SIGNATURE_FILE}: {e}")),
+            Err(e) => return Err(CliError::Plugin(format!("{SIGNATURE_FILE}: {e}").into())),
         },
         Err(_) => None,
     };
     let computed = match tree_digest(&staging) {
         Ok(d) => d,
-        Err(e) => return ctx.fail(&format!("{source}: {e}")),
+        Err(e) => return Err(CliError::Plugin(format!("{source}: {e}").into())),
     };
     let entry = Pin {
         name: manifest.name.clone(),
@@ -712,11 +763,11 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         Ok(l) => l.unwrap_or(Pins {
             plugins: Vec::new(),
         }),
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
     let seen = match plugins::read_seen(&project.root) {
         Ok(s) => s,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
     let previous = lock.plugins.iter().find(|p| p.name == entry.name).cloned();
     let high_water = [
@@ -728,12 +779,9 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
     .max();
     let keys = match plugins::read_keys(&project.root) {
         Ok(k) => k,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
-    let set = match base_set(ctx, &project) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let set = base_set(&project)?;
     let checked = plugins::check(&set, &entry, &staging, &keys, high_water);
     if !checked.allowed() || dry_run {
         match ctx.format {
@@ -750,20 +798,18 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
             }
         }
         return if checked.allowed() {
-            EXIT_OK
+            Ok(Exit::Ok)
         } else {
-            EXIT_FINDINGS
+            Ok(Exit::Findings)
         };
     }
     let files = match pack_files(&staging) {
         Ok(f) => f,
-        Err(e) => return ctx.fail(&format!("{source}: {e}")),
+        Err(e) => return Err(CliError::Plugin(format!("{source}: {e}").into())),
     };
     // A pack that does not compile with the project's policies would stop every later
     // command: refuse it now, with the diagnostics.
-    if let Err(code) = compiles_with_pack(ctx, &project, &entry.name, &files) {
-        return code;
-    }
+    compiles_with_pack(&project, &entry.name, &files)?;
     let mut new_lock = lock;
     new_lock.upsert(entry.clone());
     let mut new_seen: BTreeMap<String, u64> = seen;
@@ -771,26 +817,22 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
     *hw = (*hw).max(entry.sequence);
     let steps = match install_steps(&project.root, &entry.name, &files, &new_lock, &new_seen) {
         Ok(s) => s,
-        Err(e) => return ctx.fail(&e),
+        Err(e) => return Err(CliError::Plugin(e.into())),
     };
-    let guard = match ctx.take_lock(
+    let guard = ctx.take_lock(
         &project.root,
         "contextos plugin add",
         Duration::from_secs(lock_timeout),
-    ) {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
-    let root = match SafeRoot::open(&project.root) {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    if let Err(e) = journal::recover(&root, &guard) {
-        return ctx.fail(&format!("recovering the journal: {e}"));
-    }
-    if let Err(e) = journal::commit(&root, &guard, &steps, &mut |_| {}) {
-        return ctx.fail(&format!("nothing was installed: {e}"));
-    }
+    )?;
+    let root = SafeRoot::open(&project.root)?;
+    journal::recover(&root, &guard).map_err(|error| CliError::Journal {
+        doing: "recovering the journal",
+        error,
+    })?;
+    journal::commit(&root, &guard, &steps, &mut |_| {}).map_err(|error| CliError::Journal {
+        doing: "nothing was installed",
+        error,
+    })?;
     drop(guard);
     // The journal installs files; directories an older release had and this one does
     // not are left empty, and empty directories count in the digest.
@@ -816,9 +858,11 @@ fn add(ctx: &Context, source: &str, version: &str, dry_run: bool, lock_timeout: 
         }
     }
     if installed.allowed() {
-        EXIT_OK
+        Ok(Exit::Ok)
     } else {
-        ctx.fail("the installed pack does not verify (see above); run `contextos plugin verify`")
+        Err(CliError::Plugin(
+            "the installed pack does not verify (see above); run `contextos plugin verify`".into(),
+        ))
     }
 }
 
@@ -837,14 +881,11 @@ fn remove_empty_dirs(dir: &Path) {
 
 /// The project's policies plus the pack's policy files must compile (E0120 and all).
 fn compiles_with_pack(
-    ctx: &Context,
     project: &Project,
     name: &str,
     files: &[(String, Vec<u8>, bool)],
-) -> Result<(), u8> {
-    let mut sources = project
-        .base_sources()
-        .map_err(|e| ctx.fail(&e.to_string()))?;
+) -> Result<(), CliError> {
+    let mut sources = project.base_sources()?;
     let stdlib = sources
         .iter()
         .filter(|s| s.layer == contextos_engine::Layer::Stdlib)
@@ -867,10 +908,7 @@ fn compiles_with_pack(
         },
     );
     if out.has_errors() || out.policy.is_none() {
-        output::eprint_diagnostics(&out, false);
-        return Err(ctx.fail(&format!(
-            "the pack `{name}` does not compile with this project's policies; nothing installed"
-        )));
+        return Err(CliError::pack_invalid(&out, name));
     }
     Ok(())
 }
@@ -883,7 +921,7 @@ fn install_steps(
     files: &[(String, Vec<u8>, bool)],
     lock: &Pins,
     seen: &BTreeMap<String, u64>,
-) -> Result<Vec<Step>, String> {
+) -> Result<Vec<Step>, PackError> {
     let base = format!("{PACKS_DIR}/{name}");
     let mut steps: Vec<Step> = files
         .iter()
@@ -918,7 +956,7 @@ fn install_steps(
         },
         precondition: Precondition::Any,
     });
-    let seen_text = serde_json::to_string_pretty(seen).map_err(|e| e.to_string())? + "\n";
+    let seen_text = serde_json::to_string_pretty(seen).map_err(PackError::Json)? + "\n";
     steps.push(Step {
         change: Change::Write {
             path: SEEN_FILE.to_string(),

@@ -7,18 +7,7 @@
 //! `--enforce` is set; 2: something could not be inspected — the change, the policies,
 //! the scope or the baseline — which callers treat as a block.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::policy_cache::{self, Loaded};
-use crate::scan_report::{self, Report};
-use contextos_engine::effects::clock;
-use contextos_engine::effects::user_key::UserKey;
-use contextos_engine::scan::{self, detect::Detectors, scope::Scope, staged, suppress};
-use contextos_engine::Effect;
-use std::path::{Path, PathBuf};
-
-/// Staged blobs over this size are not read (and block with `--enforce`).
-pub const DEFAULT_MAX_BLOB_BYTES: u64 = 8 << 20;
-const DEFAULT_BASELINE: &str = ".contextos/scan-baseline.toml";
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -43,140 +32,144 @@ pub struct Args {
     pub role: Option<String>,
 }
 
-fn resolve(root: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    }
-}
+#[cfg(feature = "scan")]
+pub use imp::run;
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let project = match ctx.project() {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let max_blob_bytes = args
-        .max_blob_bytes
-        .or(project.config.scan.max_blob_bytes)
-        .unwrap_or(DEFAULT_MAX_BLOB_BYTES);
+/// The scan itself: only in a build with the git reader.
+#[cfg(feature = "scan")]
+mod imp {
+    use super::Args;
 
-    // The inputs that decide the verdict are all read before anything is scanned, so a
-    // broken one stops the scan with its location instead of weakening it.
-    let scope = match &args.scope {
-        None => None,
-        Some(p) => {
-            let path = resolve(&project.root, p);
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) => {
-                    return ctx.fail(&format!(
-                        "cannot read the scope file {}: {e}",
-                        path.display()
-                    ))
-                }
-            };
-            match Scope::parse(&text, &p.display().to_string()) {
-                Ok(s) => Some(s),
-                Err(e) => return ctx.fail(&e.to_string()),
-            }
+    use crate::policy_cache::{self, Loaded};
+    use crate::scan_report::{self, Report};
+    use crate::support::{CliError, Context, Exit};
+    use contextos_engine::effects::clock;
+    use contextos_engine::effects::user_key::UserKey;
+    use contextos_engine::scan::{self, detect::Detectors, scope::Scope, staged, suppress};
+    use contextos_engine::Effect;
+    use std::path::{Path, PathBuf};
+
+    /// Staged blobs over this size are not read (and block with `--enforce`).
+    pub const DEFAULT_MAX_BLOB_BYTES: u64 = 8 << 20;
+    const DEFAULT_BASELINE: &str = ".contextos/scan-baseline.toml";
+
+    fn resolve(root: &Path, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            root.join(p)
         }
-    };
-    let (baseline_path, explicit) = match &args.baseline {
-        Some(p) => (resolve(&project.root, p), true),
-        None => (
-            project.root.join(
-                project
-                    .config
-                    .scan
-                    .baseline
-                    .as_deref()
-                    .unwrap_or(DEFAULT_BASELINE),
+    }
+
+    pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+        let project = ctx.project()?;
+        let max_blob_bytes = args
+            .max_blob_bytes
+            .or(project.config.scan.max_blob_bytes)
+            .unwrap_or(DEFAULT_MAX_BLOB_BYTES);
+
+        // The inputs that decide the verdict are all read before anything is scanned, so a
+        // broken one stops the scan with its location instead of weakening it.
+        let scope = match &args.scope {
+            None => None,
+            Some(p) => {
+                let path = resolve(&project.root, p);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    CliError::io(format!("cannot read the scope file {}", path.display()), e)
+                })?;
+                let scope = Scope::parse(&text, &p.display().to_string())
+                    .map_err(|e| CliError::Scan(Box::new(e)))?;
+                Some(scope)
+            }
+        };
+        let (baseline_path, explicit) = match &args.baseline {
+            Some(p) => (resolve(&project.root, p), true),
+            None => (
+                project.root.join(
+                    project
+                        .config
+                        .scan
+                        .baseline
+                        .as_deref()
+                        .unwrap_or(DEFAULT_BASELINE),
+                ),
+                project.config.scan.baseline.is_some(),
             ),
-            project.config.scan.baseline.is_some(),
-        ),
-    };
-    let baseline = match std::fs::read_to_string(&baseline_path) {
-        Ok(text) => {
-            let name = baseline_path
-                .strip_prefix(&project.root)
-                .unwrap_or(&baseline_path)
-                .display()
-                .to_string();
-            match suppress::Baseline::parse(&text, &name, clock::today_utc()) {
-                Ok(b) => b,
-                Err(e) => return ctx.fail(&e.to_string()),
+        };
+        let baseline = match std::fs::read_to_string(&baseline_path) {
+            Ok(text) => {
+                let name = baseline_path
+                    .strip_prefix(&project.root)
+                    .unwrap_or(&baseline_path)
+                    .display()
+                    .to_string();
+                suppress::Baseline::parse(&text, &name, clock::today_utc())
+                    .map_err(|e| CliError::Scan(Box::new(e)))?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                suppress::Baseline::default()
+            }
+            Err(e) => {
+                return Err(CliError::io(
+                    format!("cannot read the baseline {}", baseline_path.display()),
+                    e,
+                ))
+            }
+        };
+
+        let user_key = UserKey::load_or_create_default();
+        let policy = match policy_cache::load(&project, user_key.as_ref())? {
+            Loaded::Ready { set, .. } => set,
+            Loaded::Invalid(out) => {
+                return Err(CliError::policy_invalid(&out, "nothing can be decided"))
+            }
+        };
+        if let Some(role) = &args.role {
+            if !policy.roles.contains(role) {
+                return Err(CliError::Input(format!(
+                    "role `{role}` is not declared in the policies"
+                )));
             }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
-            suppress::Baseline::default()
-        }
-        Err(e) => {
-            return ctx.fail(&format!(
-                "cannot read the baseline {}: {e}",
-                baseline_path.display()
-            ))
-        }
-    };
+        let detectors =
+            Detectors::new(&policy.detectors).map_err(|e| CliError::Scan(Box::new(e)))?;
 
-    let user_key = UserKey::load_or_create_default();
-    let policy = match policy_cache::load(&project, user_key.as_ref()) {
-        Ok(Loaded::Ready { set, .. }) => set,
-        Ok(Loaded::Invalid(out)) => {
-            crate::output::eprint_diagnostics(&out, false);
-            return ctx.fail(
-                "the policies do not compile; nothing can be decided (run `contextos check`)",
-            );
-        }
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    if let Some(role) = &args.role {
-        if !policy.roles.contains(role) {
-            return ctx.fail(&format!("role `{role}` is not declared in the policies"));
-        }
-    }
-    let detectors = match Detectors::new(&policy.detectors) {
-        Ok(d) => d,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
+        let change = staged::read(&project.root).map_err(|e| CliError::Scan(Box::new(e)))?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let scanned = scan::scan_staged(
+            &change,
+            &detectors,
+            scope.as_ref(),
+            staged::ReadOptions { max_blob_bytes },
+            threads,
+        )
+        .map_err(|e| CliError::Scan(Box::new(e)))?;
+        let mut suppressed = scanned.suppressed;
+        let (kept, by_baseline) = baseline.apply(scanned.findings);
+        suppressed.extend(by_baseline);
+        let paths = change.paths();
+        let facts = scan::verdict::ChangeFacts {
+            role: args.role.as_deref(),
+            host_unsafe: crate::support::run_records::produced_by_host_unsafe(
+                &project.root,
+                &paths,
+            ),
+        };
+        let verdict = scan::verdict::decide(&policy, &paths, kept, facts);
 
-    let change = match staged::read(&project.root) {
-        Ok(c) => c,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let scanned = match scan::scan_staged(
-        &change,
-        &detectors,
-        scope.as_ref(),
-        staged::ReadOptions { max_blob_bytes },
-        threads,
-    ) {
-        Ok(s) => s,
-        Err(e) => return ctx.fail(&e.to_string()),
-    };
-    let mut suppressed = scanned.suppressed;
-    let (kept, by_baseline) = baseline.apply(scanned.findings);
-    suppressed.extend(by_baseline);
-    let paths = change.paths();
-    let facts = scan::verdict::ChangeFacts {
-        role: args.role.as_deref(),
-        host_unsafe: super::run::produced_by_host_unsafe(&project.root, &paths),
-    };
-    let verdict = scan::verdict::decide(&policy, &paths, kept, facts);
-
-    let report = Report {
-        verdict: &verdict,
-        suppressed: &suppressed,
-        files: scanned.files,
-        bytes: scanned.bytes,
-        enforce: args.enforce,
-    };
-    scan_report::print(ctx.format, &report);
-    // Without --enforce every verdict is advisory; an ask is reported for review.
-    if args.enforce && verdict.verdict == Effect::Deny {
-        EXIT_FINDINGS
-    } else {
-        EXIT_OK
+        let report = Report {
+            verdict: &verdict,
+            suppressed: &suppressed,
+            files: scanned.files,
+            bytes: scanned.bytes,
+            enforce: args.enforce,
+        };
+        scan_report::print(ctx.format, &report);
+        // Without --enforce every verdict is advisory; an ask is reported for review.
+        if args.enforce && verdict.verdict == Effect::Deny {
+            Ok(Exit::Findings)
+        } else {
+            Ok(Exit::Ok)
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! `contextos test [--coverage] [--filter S]`: run the `test` blocks.
 
-use super::{Context, EXIT_FINDINGS, EXIT_OK};
-use crate::{output, Format};
+use crate::output;
+use crate::support::Format;
+use crate::support::{CliError, Context, Exit};
 use contextos_engine::testing::run_tests;
 
 #[derive(Debug, clap::Args)]
@@ -22,11 +23,8 @@ fn verdict(effect: impl std::fmt::Display, rules: &[String]) -> String {
     }
 }
 
-pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let (_out, set) = match ctx.load() {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+    let (_out, set) = ctx.load()?;
     let report = run_tests(&set, args.filter.as_deref());
     let uncovered = report.uncovered(&set);
     match ctx.format {
@@ -75,8 +73,8 @@ pub fn run(ctx: &Context, args: &Args) -> u8 {
         }
     }
     if report.failed > 0 || report.cases.is_empty() {
-        EXIT_FINDINGS
+        Ok(Exit::Findings)
     } else {
-        EXIT_OK
+        Ok(Exit::Ok)
     }
 }

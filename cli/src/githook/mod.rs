@@ -216,10 +216,21 @@ pub fn resolve_binary(explicit: Option<&Path>) -> Result<PathBuf, HookError> {
             (abs, canonical)
         }
         None => {
-            let exe = std::env::current_exe().map_err(|e| HookError::Binary {
+            let mut exe = std::env::current_exe().map_err(|e| HookError::Binary {
                 path: "the running contextos".into(),
                 reason: e.to_string(),
             })?;
+            // `contextos hook install` runs in the companion (it reads git); the hook
+            // runs the command users call, which hands `scan` on the same way.
+            if exe
+                .file_name()
+                .is_some_and(|n| n == crate::support::companion::COMPANION)
+            {
+                let front = exe.with_file_name("contextos");
+                if front.is_file() {
+                    exe = front;
+                }
+            }
             let canonical = exe.canonicalize().map_err(|e| HookError::Binary {
                 path: exe.display().to_string(),
                 reason: e.to_string(),

@@ -1,0 +1,129 @@
+//! What `contextos compile` would write: the emitted outputs planned against what is on
+//! disk and the ownership record `.contextos/ownership.json`. `compile` writes the plan; `gate`
+//! checks that it is empty.
+
+use crate::project::Project;
+use crate::support::CliError;
+use contextos_engine::emit::merge::{self, Current, DriftClass, Plan, StoredRecord};
+use contextos_engine::emit::{emit, Agent, Emitted};
+use contextos_engine::PolicySet;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use contextos_engine::emit::merge::{LEGACY_RECORD_PATH, RECORD_PATH as OWNERSHIP_RECORD};
+
+pub fn targets(names: &[String]) -> Result<Vec<Agent>, CliError> {
+    if names.is_empty() {
+        return Ok(Agent::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let t = Agent::parse(n.trim()).ok_or_else(|| {
+            CliError::Input(format!(
+                "unknown target `{n}` (known: {})",
+                Agent::ALL.map(Agent::as_str).join(", ")
+            ))
+        })?;
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    // CLAUDE.md imports AGENTS.md: compiling for Claude Code includes it.
+    if out.contains(&Agent::Claude) && !out.contains(&Agent::AgentsMd) {
+        out.push(Agent::AgentsMd);
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// sha256 over what shaped the outputs: every policy source (the stdlib and verified
+/// plugin packs included). The targets are not part of it, so compiling one target and
+/// gating all of them does not read as stale input.
+fn inputs_sha(project: &Project) -> Result<String, CliError> {
+    let sources = project.sources()?;
+    let mut h = Sha256::new();
+    let mut field = |b: &[u8]| {
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b);
+    };
+    for s in &sources {
+        field(s.name.as_bytes());
+        field(s.text.as_bytes());
+    }
+    // Disabled rules shape the outputs as much as the sources do.
+    for id in &project.config.policies.disable {
+        field(b"disable");
+        field(id.as_bytes());
+    }
+    Ok(format!("sha256:{}", hex(&h.finalize())))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+pub fn read_text(root: &Path, rel: &str) -> Result<Option<String>, CliError> {
+    match std::fs::read(root.join(rel)) {
+        Ok(b) => String::from_utf8(b).map(Some).map_err(|_| {
+            CliError::Refused(format!(
+                "{rel}: not UTF-8 text; ContextOS will not rewrite it"
+            ))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CliError::io(rel, e)),
+    }
+}
+
+/// Emits and plans; nothing is written.
+/// What was on disk when planning, so the writes can insist it is still there.
+pub type Seen = BTreeMap<String, Option<String>>;
+
+pub fn prepare(
+    project: &Project,
+    set: &PolicySet,
+    targets: &[Agent],
+) -> Result<(Emitted, Plan, Seen), CliError> {
+    let emitted = emit(set, targets);
+    let old = StoredRecord::read(
+        read_text(&project.root, OWNERSHIP_RECORD)?.as_deref(),
+        read_text(&project.root, LEGACY_RECORD_PATH)?.as_deref(),
+    )
+    .map_err(|e| CliError::Outputs(Box::new(e)))?;
+    let mut files = BTreeMap::new();
+    let paths = emitted
+        .outputs
+        .iter()
+        .map(|o| o.path.clone())
+        .chain(old.record.iter().flat_map(|l| l.files.keys().cloned()));
+    for p in paths {
+        if let std::collections::btree_map::Entry::Vacant(slot) = files.entry(p) {
+            let text = read_text(&project.root, slot.key())?;
+            slot.insert(text);
+        }
+    }
+    let inputs = inputs_sha(project)?;
+    // Outputs of targets not being compiled stay as they are (never orphaned).
+    let plan = merge::plan_targets(
+        &emitted.outputs,
+        &Current {
+            files: files.clone(),
+        },
+        &old,
+        &inputs,
+        targets,
+    )
+    .map_err(|e| CliError::Outputs(Box::new(e)))?;
+    Ok((emitted, plan, files))
+}
+
+/// What fixes a drift class.
+pub fn remedy(class: &DriftClass) -> &'static str {
+    match class {
+        DriftClass::Unmanaged => {
+            "move the hand-written file away (or delete it) so ContextOS can own it, then run `contextos compile`"
+        }
+        DriftClass::Collision => "two outputs claim one path: report this as a ContextOS bug",
+        _ => "run `contextos compile`",
+    }
+}
