@@ -7,7 +7,7 @@
 //! Snapshots of every emitter on the example project: any change to what ContextOS writes
 //! into an agent's configuration shows up as a reviewed diff.
 use contextos_adapters::{emit, Agent, Content};
-use contextos_core::compile::{compile, CompileOptions, PolicySource};
+use contextos_core::build::{build, BuildOptions, PolicySource};
 use contextos_core::ir::Layer;
 use contextos_core::policy::PolicySet;
 
@@ -28,7 +28,7 @@ fn example_set() -> PolicySet {
             layer,
         })
         .collect();
-    let out = compile(&sources, &CompileOptions::default());
+    let out = build(&sources, &BuildOptions::default());
     out.policy.unwrap_or_else(|| panic!("the example compiles"))
 }
 

@@ -1,6 +1,6 @@
 //! Shared output helpers: JSON envelopes with `schemaVersion`, diagnostics.
 
-use contextos_engine::{CompileOutput, FileDiagnostic};
+use contextos_engine::{BuildOutput, FileDiagnostic};
 use serde_json::{json, Value};
 
 /// Version of every JSON document the CLI prints; bumped on incompatible changes.
@@ -16,7 +16,7 @@ pub fn print_json(mut v: Value) {
     );
 }
 
-pub fn diagnostic_json(out: &CompileOutput, d: &FileDiagnostic) -> Value {
+pub fn diagnostic_json(out: &BuildOutput, d: &FileDiagnostic) -> Value {
     let file = out.files.get(d.file);
     let loc = |o: usize| file.map(|f| f.line_col(o));
     let start = loc(d.diagnostic.span.start);
@@ -36,7 +36,7 @@ pub fn diagnostic_json(out: &CompileOutput, d: &FileDiagnostic) -> Value {
 }
 
 /// Prints diagnostics to stderr in text mode.
-pub fn eprint_diagnostics(out: &CompileOutput, include_warnings: bool) {
+pub fn eprint_diagnostics(out: &BuildOutput, include_warnings: bool) {
     for d in &out.diagnostics {
         if include_warnings || d.diagnostic.is_error() {
             eprint!("{}", out.render(d));
@@ -46,7 +46,7 @@ pub fn eprint_diagnostics(out: &CompileOutput, include_warnings: bool) {
 }
 
 /// One GitHub Actions workflow command for a diagnostic, escaped as the runner expects.
-pub fn github_annotation(out: &CompileOutput, d: &FileDiagnostic) -> String {
+pub fn github_annotation(out: &BuildOutput, d: &FileDiagnostic) -> String {
     let level = if d.diagnostic.is_error() {
         "error"
     } else {

@@ -12,7 +12,7 @@ use crate::project::{Project, ProjectError};
 use contextos_engine::effects::atomic_write::{self, Publish};
 use contextos_engine::effects::user_key::UserKey;
 use contextos_engine::snapshot::SNAPSHOT_FORMAT;
-use contextos_engine::{compile, CompileOptions, CompileOutput, PolicySet, PolicySource};
+use contextos_engine::{build, BuildOptions, BuildOutput, PolicySet, PolicySource};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -50,7 +50,7 @@ pub enum Loaded {
         /// Why the cache was not used, when it was not.
         note: Option<String>,
     },
-    Invalid(CompileOutput),
+    Invalid(BuildOutput),
 }
 
 /// The project's policies alone, and with its verified plugin packs: two entries, so
@@ -252,9 +252,9 @@ fn load_sources(
     } else {
         note = Some("no user key to authenticate a cache".into());
     }
-    let out = compile(
+    let out = build(
         sources,
-        &CompileOptions {
+        &BuildOptions {
             disabled_rules: project.config.policies.disable.clone(),
             lazy: true,
         },

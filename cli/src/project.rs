@@ -1,7 +1,7 @@
 //! Finding the project, reading `contextos.toml` and collecting policy sources
 //! (the embedded stdlib first, then the project's own policies).
 
-use contextos_engine::{compile, CompileOptions, CompileOutput, Layer, PolicySource};
+use contextos_engine::{build, BuildOptions, BuildOutput, Layer, PolicySource};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -189,9 +189,9 @@ impl Project {
             return Ok(base);
         }
         // Plugin verdicts come from the stdlib and the project's own policies alone.
-        let out = compile(
+        let out = build(
             &base,
-            &CompileOptions {
+            &BuildOptions {
                 disabled_rules: self.config.policies.disable.clone(),
                 lazy: true,
             },
@@ -310,11 +310,11 @@ impl Project {
         Ok(sources)
     }
 
-    pub fn compile(&self) -> Result<CompileOutput, ProjectError> {
+    pub fn build_policies(&self) -> Result<BuildOutput, ProjectError> {
         let sources = self.sources()?;
-        Ok(compile(
+        Ok(build(
             &sources,
-            &CompileOptions {
+            &BuildOptions {
                 disabled_rules: self.config.policies.disable.clone(),
                 ..Default::default()
             },

@@ -25,7 +25,7 @@
 )]
 
 use contextos_core::{
-    compile, CompileOptions, Decision, Effect, EvalOptions, Layer, PathOp, PolicySet, PolicySource,
+    build, BuildOptions, Decision, Effect, EvalOptions, Layer, PathOp, PolicySet, PolicySource,
     Request, RequestKind, ShellOptions,
 };
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -133,13 +133,13 @@ fn generate(n: usize, rule: fn(usize) -> String) -> String {
 }
 
 fn compile_one(name: &str, text: &str) -> PolicySet {
-    let out = compile(
+    let out = build(
         &[PolicySource {
             name: name.to_string(),
             text: text.to_string(),
             layer: Layer::User,
         }],
-        &CompileOptions::default(),
+        &BuildOptions::default(),
     );
     let errors: Vec<String> = out
         .diagnostics
@@ -165,7 +165,7 @@ fn stdlib() -> PolicySet {
             layer: Layer::Stdlib,
         })
         .collect();
-    let out = compile(&sources, &CompileOptions::default());
+    let out = build(&sources, &BuildOptions::default());
     assert!(!out.has_errors(), "the stdlib does not compile");
     out.policy.expect("no errors, so a policy set")
 }
@@ -475,13 +475,13 @@ fn bench_compile(c: &mut Criterion) {
         text,
         layer: Layer::User,
     }];
-    let out = compile(&source, &CompileOptions::default());
+    let out = build(&source, &BuildOptions::default());
     assert!(!out.has_errors(), "the 1,000-rule policy does not compile");
     assert_eq!(out.policy.as_ref().map(|p| p.rules.len()), Some(1_000));
     let mut g = c.benchmark_group("compile");
     g.sample_size(20);
     g.bench_with_input(BenchmarkId::from_parameter(1_000), &source, |b, source| {
-        b.iter(|| compile(black_box(source), &CompileOptions::default()));
+        b.iter(|| build(black_box(source), &BuildOptions::default()));
     });
     g.finish();
 }

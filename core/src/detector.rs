@@ -162,7 +162,7 @@ pub struct CompiledDetector {
     /// this regex (an `@abstractmethod` above a `raise NotImplementedError`).
     pub unless_before: Option<String>,
     /// `stub` only: how many lines before a match `unless_before` checks
-    /// ([`DEFAULT_LOOKBACK`](crate::compile::DEFAULT_LOOKBACK) when it is given without one,
+    /// ([`DEFAULT_LOOKBACK`](crate::build::DEFAULT_LOOKBACK) when it is given without one,
     /// else 0).
     pub lookback: u32,
     /// Where the detector is declared.

@@ -1,5 +1,5 @@
 //! The compiled form of a policy set: rules with resolved patterns and typed conditions,
-//! ready for the index and the evaluator. Built by `compile`, never by hand.
+//! ready for the index and the evaluator. Built by [`build`](crate::build()), never by hand.
 
 use crate::glob::PathGlobs;
 use crate::request::Domain;

@@ -1,7 +1,7 @@
 //! ContextOS policy core: compiles policies into an indexed policy set and decides requests.
 //!
 //! A request flows canonicalise → index → conditions → decision:
-//! - [`compile()`] turns policy sources into a checked [`PolicySet`] (or located diagnostics);
+//! - [`build()`] turns policy sources into a checked [`PolicySet`] (or located diagnostics);
 //! - [`PolicySet::decide`] is the one, pure decision path ([`eval`]);
 //! - [`PolicySet::decide_shell`] splits a shell line and decides every command
 //!   ([`shell_decide`], on the `contextos-shell` model);
@@ -20,8 +20,8 @@
 
 #![warn(missing_docs)]
 
+pub mod build;
 pub mod canon;
-pub mod compile;
 pub mod decision;
 pub mod detector;
 pub mod eval;
@@ -37,7 +37,7 @@ pub mod shell_decide;
 pub mod snapshot;
 pub mod testing;
 
-pub use compile::{compile, CompileOptions, CompileOutput, FileDiagnostic, PolicySource, NO_FILE};
+pub use build::{build, BuildOptions, BuildOutput, FileDiagnostic, PolicySource, NO_FILE};
 pub use contextos_grammar::ast::Effect;
 pub use decision::{Decision, RuleHit, ShellDecision, WhyNot};
 pub use eval::EvalOptions;

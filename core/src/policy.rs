@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 /// Everything compiled from the policy sources (stdlib, plugins, project): rules, defaults,
 /// guides, detectors and tests, plus the rule index and the compiled scripts that make
-/// deciding a request fast. Immutable once built, by [`compile`](crate::compile()) or from a
+/// deciding a request fast. Immutable once built, by [`build`](crate::build()) or from a
 /// snapshot.
 #[derive(Debug)]
 pub struct PolicySet {

@@ -20,7 +20,7 @@ impl PolicySet {
     /// The rule with this id (an `@id` or an implicit `FILE:LINE`); `None` when no rule has
     /// it, including a rule left out by [`disabled_rules`].
     ///
-    /// [`disabled_rules`]: crate::CompileOptions::disabled_rules
+    /// [`disabled_rules`]: crate::BuildOptions::disabled_rules
     pub fn rule(&self, id: &str) -> Option<&CompiledRule> {
         self.rules.iter().find(|r| r.id == id)
     }

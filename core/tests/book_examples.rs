@@ -12,7 +12,7 @@
 )]
 
 use contextos_core::testing::run_tests;
-use contextos_core::{compile, CompileOptions, Layer, PolicySource};
+use contextos_core::{build, BuildOptions, Layer, PolicySource};
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -182,11 +182,11 @@ fn check_block(stdlib: &[PolicySource], block: &Block) -> Result<usize, String> 
         layer: Layer::User,
     });
     let example = sources.len() - 1;
-    let options = CompileOptions {
+    let options = BuildOptions {
         disabled_rules: block.disabled.clone(),
         ..Default::default()
     };
-    let out = compile(&sources, &options);
+    let out = build(&sources, &options);
     let mut report = String::new();
     for d in &out.diagnostics {
         // Diagnostics of the stdlib are the stdlib's business; the example must be clean,

@@ -12,7 +12,7 @@
 )]
 
 use contextos_core::testing::run_tests;
-use contextos_core::{compile, CompileOptions, Layer, PolicySource};
+use contextos_core::{build, BuildOptions, Layer, PolicySource};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 
@@ -102,7 +102,7 @@ fn sources(entry: &Path) -> Result<Vec<PolicySource>, Failed> {
 }
 
 fn run_entry(entry: &Path) -> Result<(), Failed> {
-    let out = compile(&sources(entry)?, &CompileOptions::default());
+    let out = build(&sources(entry)?, &BuildOptions::default());
     let errors: Vec<String> = out
         .diagnostics
         .iter()

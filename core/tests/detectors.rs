@@ -167,7 +167,7 @@ fn detectors_compile_to_exactly_these_fields_in_declaration_order() {
     want.patterns = strings(&[r"\btodo!\(\)"]);
     want.keywords = strings(&["todo!"]);
     want.unless_before = Some(r"#\[test\]".into());
-    want.lookback = compile::DEFAULT_LOOKBACK;
+    want.lookback = build::DEFAULT_LOOKBACK;
     assert_eq!(d[5], want);
 }
 
@@ -190,7 +190,7 @@ fn layers_compile_in_order_packs_may_add_detectors_and_disable_applies() {
         source("pack.policy", PACK, Layer::Plugin),
         source("main.policy", USER, Layer::User),
     ];
-    let out = compile(&sources, &CompileOptions::default());
+    let out = build(&sources, &BuildOptions::default());
     assert!(!out.has_errors());
     let ids: Vec<&str> = out
         .policy
@@ -202,9 +202,9 @@ fn layers_compile_in_order_packs_may_add_detectors_and_disable_applies() {
         .collect();
     assert_eq!(ids, ["std-a", "pack-b", "user-c"]);
 
-    let out = compile(
+    let out = build(
         &sources,
-        &CompileOptions {
+        &BuildOptions {
             disabled_rules: vec!["std-a".into()],
             lazy: false,
         },
@@ -236,7 +236,7 @@ fn a_duplicate_detector_id_is_an_error_across_layers() {
             Layer::User,
         ),
     ];
-    let out = compile(&sources, &CompileOptions::default());
+    let out = build(&sources, &BuildOptions::default());
     let errs: Vec<_> = out
         .diagnostics
         .iter()

@@ -293,7 +293,7 @@ fn stdlib() -> PolicySet {
             }
         })
         .collect();
-    compile(&sources, &CompileOptions::default())
+    build(&sources, &BuildOptions::default())
         .policy
         .unwrap_or_else(|| panic!("stdlib must compile"))
 }

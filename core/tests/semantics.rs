@@ -128,13 +128,13 @@ fn obligations_come_from_deciding_allow_rules() {
 #[test]
 fn disabled_rules_are_left_out() {
     let src = with_header("@id(\"x\") deny path write \"x\" because \"x\";");
-    let out = compile(
+    let out = build(
         &[PolicySource {
             name: "m.policy".into(),
             text: src,
             layer: Layer::User,
         }],
-        &CompileOptions {
+        &BuildOptions {
             disabled_rules: vec!["x".into()],
             ..Default::default()
         },
@@ -195,7 +195,7 @@ fn plugin_packs_cannot_change_defaults_lets_or_plugin_verdicts() {
         layer: Layer::Plugin,
     };
     let codes = |text: &str| -> Vec<&'static str> {
-        compile(&[base.clone(), pack(text)], &CompileOptions::default())
+        build(&[base.clone(), pack(text)], &BuildOptions::default())
             .diagnostics
             .iter()
             .filter(|d| d.diagnostic.is_error())

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | policy text → AST, diagnostics, formatter | [`grammar`] (`contextos-grammar`) | [`grammar::parse`], [`grammar::format_source`] |
 //! | what a shell line runs and touches | [`shell`] (`contextos-shell`) | [`shell::split`], [`shell::file_effects`] |
-//! | requests, checker/compiler, IR, index, the pure evaluator | [`core`] (`contextos-core`) | [`compile()`], [`PolicySet::decide`], [`PolicySet::decide_shell`] |
+//! | requests, checker/compiler, IR, index, the pure evaluator | [`core`] (`contextos-core`) | [`build()`], [`PolicySet::decide`], [`PolicySet::decide_shell`] |
 //! | each agent's emitter and hook protocol | [`emit`] (`contextos-adapters`) | [`emit::emit`] |
 //! | the staged scan (git index, detectors) | [`scan`] (`contextos-scan`, feature `scan`) | `scan::staged` |
 //! | effect handlers: safe paths, lock, journal, decision log, sandbox | [`effects`] (`contextos-effects`) | [`effects::journal`], [`effects::sandbox`] |
@@ -17,14 +17,13 @@
 pub use contextos_adapters as emit;
 pub use contextos_core as core;
 pub use contextos_core::{
-    canon, compile, decision, detector, eval, glob, ir, policy, request, schema, script,
+    build, canon, decision, detector, eval, glob, ir, policy, request, schema, script,
     shell_decide, snapshot, testing,
 };
 pub use contextos_core::{
-    CommitRequest, CompileOptions, CompileOutput, Decision, Domain, Effect, EvalOptions,
-    ExecRequest, FileDiagnostic, GuideApply, Layer, PathOp, PathRequest, PluginRequest, PolicySet,
-    PolicySource, Request, RequestKind, RuleHit, ShellBase, ShellDecision, ShellOptions, WhyNot,
-    NO_FILE,
+    BuildOptions, BuildOutput, CommitRequest, Decision, Domain, Effect, EvalOptions, ExecRequest,
+    FileDiagnostic, GuideApply, Layer, PathOp, PathRequest, PluginRequest, PolicySet, PolicySource,
+    Request, RequestKind, RuleHit, ShellBase, ShellDecision, ShellOptions, WhyNot, NO_FILE,
 };
 pub use contextos_effects as effects;
 pub use contextos_grammar as grammar;

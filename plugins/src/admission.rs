@@ -137,7 +137,7 @@ mod tests {
     use crate::keys::TRUSTED_KEYS_FILE;
     use crate::pins::{render, Pins, PINS_FILE};
     use crate::signature::{payload, sign, SecretKey};
-    use contextos_core::{compile, CompileOptions, Layer, PolicySource};
+    use contextos_core::{build, BuildOptions, Layer, PolicySource};
     use std::fs;
 
     fn stdlib() -> PolicySet {
@@ -149,7 +149,7 @@ mod tests {
                 layer: Layer::Stdlib,
             })
             .collect();
-        compile(&sources, &CompileOptions::default())
+        build(&sources, &BuildOptions::default())
             .policy
             .expect("stdlib compiles")
     }

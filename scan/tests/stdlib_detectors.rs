@@ -8,7 +8,7 @@
 //! git: each case is a new file whose every line counts as added. Fake credentials are
 //! assembled at run time so no token-shaped literal sits in this repository.
 
-use contextos_core::{compile, CompileOptions, Layer, PolicySource};
+use contextos_core::{build, BuildOptions, Layer, PolicySource};
 use contextos_scan::detect::Detectors;
 use contextos_scan::{self as scan, Added, ChangeStatus, ChangedFile, EntryKind};
 
@@ -21,7 +21,7 @@ fn detectors() -> Detectors {
             layer: Layer::Stdlib,
         })
         .collect();
-    let out = compile(&sources, &CompileOptions::default());
+    let out = build(&sources, &BuildOptions::default());
     let policy = out.policy.expect("stdlib compiles");
     let d = Detectors::new(&policy.detectors).expect("detectors prepare");
     d.warm().expect("every detector regex compiles");
@@ -322,7 +322,7 @@ fn every_secret_detector_has_a_positive_case() {
             layer: Layer::Stdlib,
         })
         .collect();
-    let policy = compile(&sources, &CompileOptions::default())
+    let policy = build(&sources, &BuildOptions::default())
         .policy
         .expect("stdlib compiles");
     let covered: Vec<&str> = positives().iter().map(|(r, _, _)| *r).collect();

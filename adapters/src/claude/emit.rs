@@ -689,7 +689,7 @@ pub(crate) mod tests {
             anchored("{a,**/b}/**"),
             vec!["/a/**", "**/b/**", "/a", "**/b"]
         );
-        let ep = |s: &str| contextos_core::compile::exec_pattern(s).unwrap();
+        let ep = |s: &str| contextos_core::build::exec_pattern(s).unwrap();
         assert!(may_overlap(&ep("git *"), &ep("git status *")));
         assert!(may_overlap(&ep("git *"), &ep("git")));
         assert!(!may_overlap(&ep("git push *"), &ep("git status *")));

@@ -188,13 +188,13 @@ mod tests {
 
     #[test]
     fn a_literal_deny_is_forbidden_and_words_are_quoted() {
-        let out = contextos_core::compile::compile(
-            &[contextos_core::compile::PolicySource {
+        let out = contextos_core::build::build(
+            &[contextos_core::build::PolicySource {
                 name: "main.policy".into(),
                 text: "language 1;\n@id(\"np\") deny exec \"git push --force *\";\n@id(\"q\") ask exec \"say \\\"hi\\\"\";\n@id(\"ok\") allow exec \"make test *\";\n".into(),
                 layer: contextos_core::ir::Layer::User,
             }],
-            &contextos_core::compile::CompileOptions::default(),
+            &contextos_core::build::BuildOptions::default(),
         );
         let e = emit(&out.policy.unwrap());
         let rules = whole_text(&e, ".codex/rules/contextos.rules");

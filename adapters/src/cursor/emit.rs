@@ -166,13 +166,13 @@ mod tests {
 @id("c") @apply("agent") guide "On relevance" { "x" }
 @id("d") @apply("manual") guide "Release checklist" { "x" }
 "#;
-        let out = contextos_core::compile::compile(
-            &[contextos_core::compile::PolicySource {
+        let out = contextos_core::build::build(
+            &[contextos_core::build::PolicySource {
                 name: "main.policy".into(),
                 text: src.into(),
                 layer: contextos_core::ir::Layer::User,
             }],
-            &contextos_core::compile::CompileOptions::default(),
+            &contextos_core::build::BuildOptions::default(),
         );
         let set = out.policy.unwrap();
         let e = emit(&set);

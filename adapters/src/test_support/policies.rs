@@ -1,7 +1,7 @@
 //! Policy sets the emitter tests compile, and readers for what an emitter produced.
 
 use crate::{Content, Emitted};
-use contextos_core::compile::{compile, CompileOptions, PolicySource};
+use contextos_core::build::{build, BuildOptions, PolicySource};
 use contextos_core::ir::Layer;
 use contextos_core::policy::PolicySet;
 
@@ -109,7 +109,7 @@ guide "Commit messages" {
 "#;
 
 fn compile_sources(sources: Vec<PolicySource>) -> PolicySet {
-    let out = compile(&sources, &CompileOptions::default());
+    let out = build(&sources, &BuildOptions::default());
     let errors: Vec<String> = out
         .diagnostics
         .iter()

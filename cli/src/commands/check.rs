@@ -14,7 +14,7 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     let project = ctx.project()?;
-    let out = project.compile()?;
+    let out = project.build_policies()?;
     let errors = out
         .diagnostics
         .iter()

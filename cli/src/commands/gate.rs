@@ -29,7 +29,7 @@ pub fn run(ctx: &Context, args: &GateArgs) -> Result<Exit, CliError> {
     let project = ctx.project()?;
     let mut checks = Vec::new();
     // 1. Plugins verify and policies compile (a refused plugin fails the load itself).
-    let compiled = project.compile();
+    let compiled = project.build_policies();
     let set = match compiled {
         Err(e) => {
             checks.push(Check {

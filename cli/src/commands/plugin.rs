@@ -18,7 +18,7 @@ use contextos_engine::plugins::digest::{tree_digest, SIGNATURE_FILE};
 use contextos_engine::plugins::pins::{self, Pin, Pins};
 use contextos_engine::plugins::signature::{self, SecretKey};
 use contextos_engine::plugins::verify::is_exact_semver;
-use contextos_engine::{compile, CompileOptions, PolicySet};
+use contextos_engine::{build, BuildOptions, PolicySet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -288,9 +288,9 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> Result<Exi
 /// The project's policies without any pack: what judges packs.
 fn base_set(project: &Project) -> Result<PolicySet, CliError> {
     let sources = project.base_sources()?;
-    let out = compile(
+    let out = build(
         &sources,
-        &CompileOptions {
+        &BuildOptions {
             disabled_rules: project.config.policies.disable.clone(),
             lazy: true,
         },
@@ -900,9 +900,9 @@ fn compiles_with_pack(
         })
         .collect();
     sources.splice(stdlib..stdlib, pack);
-    let out = compile(
+    let out = build(
         &sources,
-        &CompileOptions {
+        &BuildOptions {
             disabled_rules: project.config.policies.disable.clone(),
             lazy: false,
         },

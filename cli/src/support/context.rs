@@ -4,7 +4,7 @@ use crate::project::Project;
 use crate::support::error::CliError;
 use crate::support::Format;
 use contextos_engine::effects::project_lock::{acquire, AcquireOptions, ProjectLockGuard};
-use contextos_engine::{CompileOutput, PolicySet};
+use contextos_engine::{BuildOutput, PolicySet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -30,8 +30,8 @@ impl Context {
     }
 
     /// Compiles the project's policies; any error means nothing can be decided.
-    pub fn load(&self) -> Result<(CompileOutput, PolicySet), CliError> {
-        let mut out = self.project()?.compile()?;
+    pub fn load(&self) -> Result<(BuildOutput, PolicySet), CliError> {
+        let mut out = self.project()?.build_policies()?;
         match out.policy.take() {
             Some(p) => Ok((out, p)),
             None => Err(CliError::policy_invalid(&out, "nothing can be decided")),

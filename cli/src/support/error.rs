@@ -14,7 +14,7 @@ use contextos_engine::effects::journal::JournalError;
 use contextos_engine::effects::project_lock::ProjectLockError;
 use contextos_engine::effects::safe_fs::SafeFsError;
 use contextos_engine::grammar::Severity;
-use contextos_engine::{CompileOutput, FileDiagnostic};
+use contextos_engine::{BuildOutput, FileDiagnostic};
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 use serde_json::{json, Value};
 use std::fmt;
@@ -115,7 +115,7 @@ pub enum CliError {
 impl CliError {
     /// The error for a compile output without a policy set: its error diagnostics, each
     /// with the source snippet where the file is known.
-    pub fn policy_invalid(out: &CompileOutput, consequence: &str) -> CliError {
+    pub fn policy_invalid(out: &BuildOutput, consequence: &str) -> CliError {
         CliError::invalid_sources(
             out,
             "the policies do not compile".into(),
@@ -124,7 +124,7 @@ impl CliError {
     }
 
     /// The policies with a plugin pack's files do not compile: the pack is refused.
-    pub fn pack_invalid(out: &CompileOutput, pack: &str) -> CliError {
+    pub fn pack_invalid(out: &BuildOutput, pack: &str) -> CliError {
         CliError::invalid_sources(
             out,
             format!("the pack `{pack}` does not compile with this project's policies"),
@@ -132,7 +132,7 @@ impl CliError {
         )
     }
 
-    fn invalid_sources(out: &CompileOutput, message: String, consequence: String) -> CliError {
+    fn invalid_sources(out: &BuildOutput, message: String, consequence: String) -> CliError {
         let errors = || out.diagnostics.iter().filter(|d| d.diagnostic.is_error());
         CliError::PolicyInvalid {
             message,
@@ -221,7 +221,7 @@ pub struct PolicyDiagnostic {
 }
 
 impl PolicyDiagnostic {
-    fn new(out: &CompileOutput, d: &FileDiagnostic) -> PolicyDiagnostic {
+    fn new(out: &BuildOutput, d: &FileDiagnostic) -> PolicyDiagnostic {
         let diag = &d.diagnostic;
         let file = out.files.get(d.file);
         let mut labels = Vec::new();

@@ -5,14 +5,14 @@
 )]
 use contextos_core::*;
 
-pub fn compile_user(src: &str) -> CompileOutput {
-    compile(
+pub fn compile_user(src: &str) -> BuildOutput {
+    build(
         &[PolicySource {
             name: "main.policy".into(),
             text: src.into(),
             layer: Layer::User,
         }],
-        &CompileOptions::default(),
+        &BuildOptions::default(),
     )
 }
 

@@ -7,7 +7,7 @@
 //! `obligations`), `guides`, `detectors`, `test_blocks` — then `ids` across the set and
 //! `build` (the index). `context` is the state they share.
 
-mod build;
+mod assemble;
 mod context;
 mod detectors;
 mod expr;
@@ -22,18 +22,18 @@ mod test_blocks;
 
 pub use detectors::{check_regex, DEFAULT_LOOKBACK, REGEX_SIZE_LIMIT};
 pub use header::LANGUAGE_VERSION;
-pub use output::{CompileOptions, CompileOutput, FileDiagnostic, PolicySource, NO_FILE};
+pub use output::{BuildOptions, BuildOutput, FileDiagnostic, PolicySource, NO_FILE};
 pub use rules::exec_pattern;
 
 use crate::detector::CompiledDetector;
-use build::Lowered;
+use assemble::Lowered;
 use context::Ctx;
 use contextos_grammar::ast::Statement;
 use contextos_grammar::SourceFile;
 use std::collections::BTreeSet;
 
 /// Compiles sources into a policy set. Files are given in layer order (stdlib first).
-pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOutput {
+pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
     let files: Vec<SourceFile> = sources
         .iter()
         .map(|s| SourceFile::new(s.name.clone(), s.text.clone()))
@@ -97,7 +97,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
         tests.extend(test_blocks::compile_test(&mut ctx, fi, t, &all_ids, &roles));
     }
     let defaults = header::default_effects(&mut ctx, &defaults, !files.is_empty());
-    let (policy, diagnostics) = build::policy_set(
+    let (policy, diagnostics) = assemble::policy_set(
         ctx,
         options.lazy,
         Lowered {
@@ -109,7 +109,7 @@ pub fn compile(sources: &[PolicySource], options: &CompileOptions) -> CompileOut
             roles,
         },
     );
-    CompileOutput {
+    BuildOutput {
         policy,
         files,
         diagnostics,

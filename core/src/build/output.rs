@@ -19,7 +19,7 @@ pub struct PolicySource {
 
 /// Settings of one compilation that do not come from the policy text.
 #[derive(Debug, Clone, Default)]
-pub struct CompileOptions {
+pub struct BuildOptions {
     /// Rule ids to leave out (from `contextos.toml`), e.g. to override a stdlib rule.
     pub disabled_rules: Vec<String>,
     /// Leave glob sets to be compiled on first use instead of now. A short-lived process
@@ -28,20 +28,20 @@ pub struct CompileOptions {
     pub lazy: bool,
 }
 
-/// A diagnostic and the index of the file (in [`CompileOutput::files`]) it belongs to;
+/// A diagnostic and the index of the file (in [`BuildOutput::files`]) it belongs to;
 /// [`NO_FILE`] for findings about the policy set as a whole or its configuration.
 #[derive(Debug, Clone)]
 pub struct FileDiagnostic {
-    /// Index into [`CompileOutput::files`], or [`NO_FILE`].
+    /// Index into [`BuildOutput::files`], or [`NO_FILE`].
     pub file: usize,
     /// The error or warning itself.
     pub diagnostic: Diagnostic,
 }
 
-/// The result of [`compile`](crate::compile()): the set when there was no error, and every
+/// The result of [`build`](crate::build()): the set when there was no error, and every
 /// diagnostic either way.
 #[derive(Debug)]
-pub struct CompileOutput {
+pub struct BuildOutput {
     /// The compiled set; `None` when any diagnostic is an error, so callers cannot use a
     /// half-checked policy.
     pub policy: Option<PolicySet>,
@@ -61,8 +61,8 @@ fn render_unlocated(d: &Diagnostic) -> String {
     out
 }
 
-impl CompileOutput {
-    /// Some diagnostic is an error (then [`CompileOutput::policy`] is `None`).
+impl BuildOutput {
+    /// Some diagnostic is an error (then [`BuildOutput::policy`] is `None`).
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.diagnostic.is_error())
     }

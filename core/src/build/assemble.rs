@@ -78,7 +78,7 @@ pub(super) fn policy_set(
     (policy, diags)
 }
 
-/// Compiles the globs inside conditions and exec heads now (see [`CompileOptions::lazy`]).
+/// Compiles the globs inside conditions and exec heads now (see [`BuildOptions::lazy`]).
 fn warm_rules(rules: &[CompiledRule]) -> Result<(), String> {
     fn cond(c: &Cond) -> Result<(), String> {
         match c {

@@ -24,7 +24,7 @@ pub(super) struct Ctx<'a> {
     pub(super) lets: HashMap<String, LetDef>,
     pub(super) cycles_reported: BTreeSet<String>,
     pub(super) scripts: ScriptHost,
-    /// [`CompileOptions::lazy`]: detector regexes are only parsed, not compiled.
+    /// [`BuildOptions::lazy`]: detector regexes are only parsed, not compiled.
     pub(super) lazy: bool,
 }
 
