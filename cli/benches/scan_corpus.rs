@@ -11,7 +11,12 @@
 //! (default: contextos and every external tool found; see `tests/corpus/tools.rs`),
 //! `--details` (missed items and false-positive examples per tool).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 #[path = "../../tests/corpus/mod.rs"]
 mod corpus;

@@ -19,7 +19,12 @@
 //! minutes on the full index, so it runs there only with `SCAN_BENCH_SLOW=1` (once).
 //! `CONTEXTOS=path` overrides the binary under test (default: this build's release binary).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 #[path = "../../tests/corpus/mod.rs"]
 mod corpus;

@@ -42,7 +42,7 @@ mod project;
 mod scan_report;
 mod support;
 
-pub use support::companion::COMPANION;
+pub use support::binaries::{COMPANION, FRONT};
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

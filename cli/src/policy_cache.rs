@@ -106,8 +106,8 @@ fn binary_identity() -> String {
     let own = exe.file_name().map(|n| n.to_string_lossy().into_owned());
     // A binary under another name (a renamed copy) still counts itself.
     let mut names = vec![
-        "contextos".to_string(),
-        crate::support::companion::COMPANION.to_string(),
+        crate::support::binaries::FRONT.to_string(),
+        crate::support::binaries::COMPANION.to_string(),
     ];
     if let Some(own) = own.filter(|n| !names.contains(n)) {
         names.push(own);

@@ -14,6 +14,8 @@
 //! A request flows canonicalise → index → conditions → decision → effect handler, and
 //! never back: `shell` ← `core` ← {`adapters`, `scan`, `effects`} ← `plugins` ← `engine`.
 
+#![warn(missing_docs)]
+
 pub use contextos_adapters as emit;
 pub use contextos_core as core;
 pub use contextos_core::{

@@ -499,6 +499,12 @@ fn githook_a_missing_binary_blocks_the_commit() {
     std::fs::create_dir_all(&bin_dir).unwrap();
     let bin = bin_dir.join("contextos");
     std::fs::copy(env!("CARGO_BIN_EXE_contextos"), &bin).unwrap();
+    // `hook install` reads git, so the front hands it to the companion beside it.
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_contextos-full"),
+        bin_dir.join("contextos-full"),
+    )
+    .unwrap();
     let r = env.cx_bin(
         &bin,
         env.tmp.path(),

@@ -73,7 +73,10 @@ struct Manifest {
     name: String,
     version: String,
     #[serde(default)]
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "accepted so manifests may describe themselves; nothing reads it"
+    )]
     description: String,
 }
 

@@ -224,9 +224,9 @@ pub fn resolve_binary(explicit: Option<&Path>) -> Result<PathBuf, HookError> {
             // runs the command users call, which hands `scan` on the same way.
             if exe
                 .file_name()
-                .is_some_and(|n| n == crate::support::companion::COMPANION)
+                .is_some_and(|n| n == crate::support::binaries::COMPANION)
             {
-                let front = exe.with_file_name("contextos");
+                let front = exe.with_file_name(crate::support::binaries::FRONT);
                 if front.is_file() {
                     exe = front;
                 }

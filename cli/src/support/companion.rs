@@ -1,4 +1,5 @@
-//! Handing `scan` and `run` to the companion binary installed beside `contextos`.
+//! Handing `scan`, `run` and `hook install|uninstall` to the companion binary installed
+//! beside `contextos`.
 //!
 //! The front binary does not link the git reader or the container client (see the crate
 //! documentation); the companion does. It replaces this process (`exec`), so the caller
@@ -9,8 +10,7 @@ use crate::support::CliError;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 
-/// The companion's file name, beside the front binary.
-pub const COMPANION: &str = "contextos-full";
+use crate::support::binaries::COMPANION;
 
 /// Replaces this process by the companion with the same arguments; returns only when it
 /// cannot (then the command could not run: exit 2, never a silent pass).

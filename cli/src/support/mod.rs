@@ -5,6 +5,7 @@
 //! Commands depend on `support`, never on each other.
 
 pub mod argv;
+pub mod binaries;
 pub mod changeset;
 pub mod companion;
 pub mod context;
