@@ -68,8 +68,10 @@ fn rule_name(r: R) -> &'static str {
         R::AsRole => "`as role \"…\"`",
         R::Expectation => "an expected verdict",
         R::RuleRef => "a rule id",
-        R::File | R::SingleStmt | R::PathReq | R::ExecReq | R::PluginReq | R::CommitReq => {
-            "a token"
+        // pest's bookkeeping names the whole file when nothing at its start matched.
+        R::File | R::SingleStmt => {
+            "a statement (`language`, `default`, `let`, `role`, `test`, `guide`, `detector` or a rule)"
         }
+        R::PathReq | R::ExecReq | R::PluginReq | R::CommitReq => "a token",
     }
 }

@@ -266,6 +266,51 @@ fn tricky_cases_that_pest_rejects_are_refused() {
     }
 }
 
+/// Near misses whose error position or recovery is easy to get wrong: where pest's
+/// attempt bookkeeping ends up, build errors next to syntax errors, backtracking over a
+/// part that had an error.
+const TRICKY_ERRORS: &[&str] = &[
+    "x",
+    "deny exec \"x\" when a. ;",
+    "deny exec \"x\" when a.b.;",
+    "deny exec \"x\" when f(1,;",
+    "deny exec \"x\" when f(99999999999999999999;",
+    "deny exec \"x\" when f(99999999999999999999);",
+    "deny exec \"x\" when ;",
+    "deny exec \"x\" when (a;",
+    "deny exec \"x\" when a ==;",
+    "deny exec \"x\" when not;",
+    "deny exec \"x\" when $;",
+    "deny exec \"x\" when script { \"a\n\" };",
+    "deny exec [\"a\", ] \"b\";",
+    "deny exec \"a\", ;",
+    "deny exec a, ;",
+    "deny exec \"a\" with s { n: 1, , };",
+    "deny exec \"a\" with s { n: 99999999999999999999 };\ndeny exec \"b\" when;",
+    "let x = \"\\u{D800}\";\nlet y = ;\nlanguage 99999999999;",
+    "language 4294967296;\ndefault exec = nope;",
+    "test \"t\" { plugin \"p\" { n: 99999999999999999999 } => deny; }",
+    "test \"t\" { plugin \"p\" { n: 1 => deny; }",
+    "test \"t\" { path write \"a\" => deny(\"\\u{D800}\"; }",
+    "test \"t\" { path write \"a\" as \"r\" => deny; }",
+    "test \"t\" { path write \"a\" => ; }",
+    "role r { detector file \"a\"; deny exec \"x\" because; }",
+    "role r { deny exec \"x\"; } role s { guide \"g\" { x } }",
+    "@id(\"a\") ;",
+    "@id(\"a\"",
+    "guide \"g\" for { }",
+    "detector file \"a\" { x: 1 } because;",
+    "deny exec \"x\" because \"\"\"open",
+    "deny exec \"x\"; junk; allow exec \"y\";",
+];
+
+#[test]
+fn tricky_errors_agree() {
+    for src in TRICKY_ERRORS {
+        assert!(!agree(src, src), "accepted {src:?}");
+    }
+}
+
 #[test]
 fn nesting_limits_are_refused_like_pest() {
     for n in [10usize, 15, 16, 17, 30, 63, 64, 65, 70] {

@@ -183,6 +183,7 @@ fn rule_name(r: R) -> &'static str {
         R::as_role => "`as role \"…\"`",
         R::expectation => "an expected verdict",
         R::rule_ref => "a rule id",
+        R::file | R::single_stmt => "a statement (`language`, `default`, `let`, `role`, `test`, `guide`, `detector` or a rule)",
         _ => "a token",
     }
 }
