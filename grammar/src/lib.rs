@@ -12,12 +12,12 @@ pub mod ast;
 mod attempts;
 pub mod diagnostic;
 mod expected;
-mod fast;
 pub mod format;
 pub mod lexical;
 mod literal;
 mod output;
 mod parse;
+mod parser;
 
 pub use diagnostic::{did_you_mean, Diagnostic, LineCol, Severity, SourceFile};
 pub use format::format_source;

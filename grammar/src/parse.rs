@@ -1,12 +1,12 @@
-//! The one entry point: limits first, then the hand-written parser (`fast.rs`); on a
+//! The one entry point: limits first, then the hand-written parser (`parser/`); on a
 //! syntax error, every top-level statement is parsed on its own so that one file reports
 //! every broken statement and keeps the good ones.
 
 use crate::ast::{PolicyFile, Span, Statement};
 use crate::diagnostic::Diagnostic;
-use crate::fast::{self, Failure};
 use crate::lexical::{self, Scan, MAX_FILE_BYTES, MAX_NESTING};
 use crate::output::ParseOutput;
+use crate::parser::{self, Failure};
 
 /// Parses a policy file: its statements, every error found and its comments.
 pub fn parse(src: &str) -> ParseOutput {
@@ -38,7 +38,7 @@ pub fn parse(src: &str) -> ParseOutput {
         };
     }
     let whole = Span::new(0, src.len());
-    let (statements, mut diagnostics) = match fast::parse(src, whole, false) {
+    let (statements, mut diagnostics) = match parser::parse(src, whole, false) {
         Ok(parsed) => (parsed.statements, parsed.diagnostics),
         Err(Failure::Fatal(d)) => (Vec::new(), vec![*d]),
         Err(Failure::Syntax) => recover(src, &scan),
@@ -53,19 +53,19 @@ pub fn parse(src: &str) -> ParseOutput {
 
 /// Each statement the lexical scan found, parsed on its own.
 fn recover(src: &str, scan: &Scan) -> (Vec<Statement>, Vec<Diagnostic>) {
-    let first = fast::syntax_error(src, Span::new(0, src.len()), false);
+    let first = parser::syntax_error(src, Span::new(0, src.len()), false);
     let mut statements = Vec::new();
     let mut diagnostics = Vec::new();
     for span in &scan.statements {
         if src.get(span.start..span.end).is_none() {
             continue;
         }
-        match fast::parse(src, *span, true) {
+        match parser::parse(src, *span, true) {
             Ok(parsed) => {
                 statements.extend(parsed.statements);
                 diagnostics.extend(parsed.diagnostics);
             }
-            Err(Failure::Syntax) => diagnostics.push(fast::syntax_error(src, *span, true)),
+            Err(Failure::Syntax) => diagnostics.push(parser::syntax_error(src, *span, true)),
             Err(Failure::Fatal(d)) => diagnostics.push(*d),
         }
     }

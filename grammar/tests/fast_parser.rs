@@ -1,4 +1,4 @@
-//! Differential tests: the production parser (`src/fast.rs`) against the oracle, pest
+//! Differential tests: the production parser (`src/parser/`) against the oracle, pest
 //! running the normative grammar (`oracle/policy.pest`). On every input both must accept
 //! or both reject; accepted, they build the same AST; rejected, they report the same
 //! diagnostics (code, span, message) and keep the same statements.

@@ -1,6 +1,6 @@
 //! The oracle: the normative grammar `policy.pest` run by pest, its pairs built into the
 //! typed AST, its errors turned into diagnostics, with the same per-statement recovery.
-//! Only the differential tests compile it; production parses with `src/fast.rs`.
+//! Only the differential tests compile it; production parses with `src/parser/`.
 #![allow(
     clippy::result_large_err,
     reason = "diagnostics are built only on the cold error path; boxing them buys nothing"
@@ -19,7 +19,7 @@ mod generated {
 }
 use generated::{PolicyParser, Rule as R};
 
-/// The pest path: the language's reference parser and the source of every diagnostic.
+/// Parses a file with pest: the reference the production parser is tested against.
 pub fn parse_pest(src: &str) -> ParseOutput {
     if src.len() > MAX_FILE_BYTES {
         return ParseOutput {
