@@ -58,7 +58,7 @@ fn policy_files(dir: &Path) -> Vec<PathBuf> {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn every_fixture_and_stdlib_file_takes_the_fast_path() {
+fn every_fixture_and_stdlib_file_parses_alike() {
     let r = root();
     let mut files = policy_files(&r.join("grammar/tests/fixtures"));
     files.extend(policy_files(&r.join("grammar/tests/fixtures/format")));
@@ -105,7 +105,7 @@ fn book_blocks() -> Vec<(String, String)> {
 }
 
 #[test]
-fn every_valid_book_block_takes_the_fast_path() {
+fn every_book_block_parses_alike() {
     let blocks = book_blocks();
     assert!(blocks.len() >= 20, "book blocks not found");
     let mut valid = 0;
@@ -240,7 +240,7 @@ fn tricky_cases_agree() {
 }
 
 #[test]
-fn tricky_cases_that_pest_rejects_are_refused() {
+fn tricky_cases_that_pest_rejects_are_rejected_alike() {
     for src in [
         "deny exec \"x\" when true.x;",
         "deny exec \"x\" when script;",
@@ -312,7 +312,7 @@ fn tricky_errors_agree() {
 }
 
 #[test]
-fn nesting_limits_are_refused_like_pest() {
+fn nesting_limits_agree() {
     for n in [10usize, 15, 16, 17, 30, 63, 64, 65, 70] {
         let parens = format!("deny exec \"x\" when {}a{};", "(".repeat(n), ")".repeat(n));
         agree(&parens, "input");
@@ -348,7 +348,7 @@ fn nesting_limits_are_refused_like_pest() {
         );
         agree(&role, "input");
     }
-    // Up to the limits, fast accepts.
+    // Up to the limits, both accept.
     let ok = format!(
         "deny exec \"x\" when {}a{};",
         "(".repeat(15),
@@ -978,7 +978,7 @@ fn the_generator_produces_valid_policies() {
 
 #[test]
 fn mutated_policies_are_often_accepted() {
-    // Sanity check that the soundness tests below exercise the `Some` path too.
+    // Sanity check that the agreement tests below exercise accepted input too.
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let mut accepted = 0;
     for _ in 0..2000 {
@@ -994,7 +994,7 @@ fn mutated_policies_are_often_accepted() {
 }
 
 // ---------------------------------------------------------------------------
-// (c) arbitrary input and token soup: fast is never more permissive than pest
+// (c) arbitrary input and token soup: both parsers accept, reject and recover alike
 // ---------------------------------------------------------------------------
 
 const TOKENS: &[&str] = &[

@@ -18,13 +18,16 @@ pub(crate) struct Parsed {
 /// Why a parse gave no statements.
 #[derive(Debug)]
 pub(crate) enum Failure {
-    /// The grammar does not match; [`syntax_error`] says where and what was expected.
+    /// The grammar does not match; `parser::syntax_error` says where and what was expected.
     Syntax,
     /// A limit that ends parsing outright (nesting the lexical scan could not see).
     Fatal(Box<Diagnostic>),
 }
 
+/// One parse of one part of a file. `TRACK` records pest's attempt bookkeeping: off for
+/// the production run, on only for the rerun that explains a syntax error.
 pub(super) struct Parser<'a, const TRACK: bool> {
+    /// The source up to the end of the part being parsed.
     pub(super) s: &'a str,
     pub(super) b: &'a [u8],
     pub(super) start: usize,
