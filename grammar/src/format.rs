@@ -884,8 +884,8 @@ fn triple_quoted(text: &str, indent: usize) -> Option<String> {
 // ---------------------------------------------------------------------------------------
 
 /// The `//` comments of a file that parsed. Offsets of strings, rule ids and script
-/// bodies come from the syntax tree, so a `//` is a comment exactly when pest skipped it
-/// as one (a `//` inside a rule id such as `deny(a//b)`, or inside a multi-line Rhai
+/// bodies come from the syntax tree, so a `//` is a comment exactly when the parser skipped
+/// it as one (a `//` inside a rule id such as `deny(a//b)`, or inside a multi-line Rhai
 /// string, is not).
 fn collect_comments(src: &str, file: &PolicyFile) -> Vec<Comment> {
     let mut opaque = Vec::new();

@@ -1,8 +1,8 @@
-//! A small lexical pass that runs beside pest. pest stops at the first error and drops
-//! comments, so this pass provides what it cannot: the `//` comments (for the formatter),
-//! the top-level statement boundaries (to report several errors per file), and the
-//! bracket depth check that runs *before* the recursive-descent parser can be driven
-//! into a stack overflow by hostile nesting.
+//! A small lexical pass that runs beside the parser. The parser stops at the first error
+//! and skips comments, so this pass provides what it cannot: the `//` comments (for the
+//! formatter), the top-level statement boundaries (to report several errors per file),
+//! and the bracket depth check that runs *before* the recursive-descent parser can be
+//! driven into a stack overflow by hostile nesting.
 
 use crate::ast::Span;
 

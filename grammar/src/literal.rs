@@ -2,7 +2,7 @@
 //! strings. Shared by both parse paths so they build the same text.
 
 /// The text of a `"…"` body, or the byte offset and message of a bad escape.
-pub(crate) fn unescape(body: &str) -> Result<String, (usize, String)> {
+pub fn unescape(body: &str) -> Result<String, (usize, String)> {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.char_indices();
     while let Some((i, c)) = chars.next() {

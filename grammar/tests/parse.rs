@@ -299,3 +299,44 @@ fn detectors_survive_error_recovery() {
     assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
     assert!(matches!(&out.file.statements[..], [Statement::Detector(d)] if d.fields.len() == 1));
 }
+
+#[test]
+fn the_syntax_errors_the_book_quotes_are_the_ones_reported() {
+    // book/src/diagnostics.md, E0001: the message, the line and the column.
+    for (src, line, col, message) in [
+        (
+            "language 1;\ndeny exec \"x\"\ndeny exec \"y\" because \"z\";\n",
+            3,
+            1,
+            "syntax error: expected `because`, `unless`, `when` or `with`",
+        ),
+        (
+            "language 1;\ndeny path write \"a\\qb\" because \"x\";\n",
+            2,
+            17,
+            "syntax error: expected `because`, `unless`, `when`, `with` or patterns",
+        ),
+        (
+            "language 1;\nrole r { let x = [\"a\"]; }\n",
+            2,
+            10,
+            "syntax error: expected a rule (`allow`, `ask` or `deny`)",
+        ),
+    ] {
+        let out = parse(src);
+        let d = &out.diagnostics[0];
+        assert_eq!((d.code, d.message.as_str()), ("E0001", message), "{src}");
+        let at = SourceFile::new("p.policy", src).line_col(d.span.start);
+        assert_eq!((at.line, at.col), (line, col), "{src}");
+    }
+}
+
+#[test]
+fn text_that_starts_no_statement_is_told_what_may_start_one() {
+    let out = parse("x");
+    assert_eq!(
+        out.diagnostics[0].message,
+        "syntax error: expected a statement (`language`, `default`, `let`, `role`, `test`, \
+         `guide`, `detector` or a rule)"
+    );
+}

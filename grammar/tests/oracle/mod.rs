@@ -1,26 +1,26 @@
-//! The pest path: `policy.pest` pairs -> typed AST, error conversion and per-statement
-//! recovery. It parses every file the fast path (`fast.rs`) gives up on, every file with an
-//! error included, and is the oracle the fast path is tested against.
-// Diagnostics are built only on the cold error path; boxing them would buy nothing.
-#![allow(clippy::result_large_err)]
+//! The oracle: the normative grammar `policy.pest` run by pest, its pairs built into the
+//! typed AST, its errors turned into diagnostics, with the same per-statement recovery.
+//! Only the differential tests compile it; production parses with `src/parser/`.
+#![allow(
+    clippy::result_large_err,
+    reason = "diagnostics are built only on the cold error path; boxing them buys nothing"
+)]
 
-use crate::ast::*;
-use crate::diagnostic::Diagnostic;
-use crate::lexical::{self, MAX_FILE_BYTES, MAX_NESTING};
-use crate::literal::{dedent, unescape};
-use crate::output::ParseOutput;
+use contextos_grammar::ast::*;
+use contextos_grammar::lexical::{self, MAX_FILE_BYTES, MAX_NESTING};
+use contextos_grammar::{dedent, unescape, Diagnostic, ParseOutput};
 use pest::iterators::Pair;
 use pest::Parser as _;
 
 mod generated {
     #[derive(pest_derive::Parser)]
-    #[grammar = "policy.pest"]
+    #[grammar = "tests/oracle/policy.pest"]
     pub struct PolicyParser;
 }
 use generated::{PolicyParser, Rule as R};
 
-/// The pest path: the language's reference parser and the source of every diagnostic.
-pub(crate) fn parse_pest(src: &str) -> ParseOutput {
+/// Parses a file with pest: the reference the production parser is tested against.
+pub fn parse_pest(src: &str) -> ParseOutput {
     if src.len() > MAX_FILE_BYTES {
         return ParseOutput {
             diagnostics: vec![Diagnostic::error(
@@ -183,6 +183,7 @@ fn rule_name(r: R) -> &'static str {
         R::as_role => "`as role \"…\"`",
         R::expectation => "an expected verdict",
         R::rule_ref => "a rule id",
+        R::file | R::single_stmt => "a statement (`language`, `default`, `let`, `role`, `test`, `guide`, `detector` or a rule)",
         _ => "a token",
     }
 }
@@ -743,12 +744,4 @@ fn build_test_case(pair: Pair<R>, off: usize) -> Built<TestCase> {
         expect_rules,
         span,
     })
-}
-
-/// The pest path alone: the reference the fast parser is tested against.
-#[doc(hidden)]
-pub fn parse_with_pest(src: &str) -> (Option<PolicyFile>, bool) {
-    let out = parse_pest(src);
-    let had_errors = out.has_errors();
-    ((!had_errors).then_some(out.file), had_errors)
 }
