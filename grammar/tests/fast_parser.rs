@@ -2,7 +2,12 @@
 //! running the normative grammar (`oracle/policy.pest`). On every input both must accept
 //! or both reject; accepted, they build the same AST; rejected, they report the same
 //! diagnostics (code, span, message) and keep the same statements.
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 mod oracle;
 

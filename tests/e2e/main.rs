@@ -344,6 +344,36 @@ fn shell_lines_are_split_and_the_strongest_verdict_wins() {
     assert_eq!(r.code, 1, "strict: unparsable is deny");
     let r = contextos(p.path(), &["decide", "exec", "--", "sh", "-c", "rm -rf /"]);
     assert_eq!(r.code, 1, "argv form unwraps sh -c: {}", r.stdout);
+    // argv words are literal (no shell runs between argv and execve): the same words
+    // that as a line would write a git hook are, as argv, one `echo` with arguments.
+    let as_line = contextos(
+        p.path(),
+        &[
+            "decide",
+            "exec",
+            "--shell",
+            "echo x > .git/hooks/pre-commit",
+        ],
+    );
+    assert_eq!(as_line.code, 1, "{}", as_line.stdout);
+    let as_argv = contextos(
+        p.path(),
+        &[
+            "decide",
+            "exec",
+            "--",
+            "echo",
+            "x",
+            ">",
+            ".git/hooks/pre-commit",
+        ],
+    );
+    assert_ne!(as_argv.code, 1, "{}", as_argv.stdout);
+    assert!(
+        as_argv.stdout.contains("echo x '>' .git/hooks/pre-commit"),
+        "shown quoted, never re-split: {}",
+        as_argv.stdout
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `contextos decide …` and `contextos explain …`: one request, one verdict.
 
 use crate::output;
-use crate::support::{argv, run_records, Format};
+use crate::support::{run_records, Format};
 use crate::support::{CliError, Context, Exit};
 use contextos_engine::decision::{Decision, ShellDecision};
 use contextos_engine::{
@@ -99,16 +99,16 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
             strict,
             argv,
         } => {
-            let line = shell.clone().unwrap_or_else(|| argv::shell_quote(argv));
-            let d = set.decide_shell(
-                &line,
-                role.as_deref(),
-                ShellOptions {
-                    strict: *strict,
-                    explain,
-                    base: None,
-                },
-            );
+            let opts = ShellOptions {
+                strict: *strict,
+                explain,
+                base: None,
+            };
+            // argv is decided as the words it is, never quoted back into a line.
+            let d = match shell {
+                Some(line) => set.decide_shell(line, role.as_deref(), opts),
+                None => set.decide_argv(argv, role.as_deref(), opts),
+            };
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
                 Format::Text | Format::Github | Format::Sarif => print_shell(&d, explain),
@@ -182,7 +182,7 @@ fn subject(d: &Decision) -> String {
     match &d.request.kind {
         RequestKind::Path(p) => format!("path {} {}", p.op.as_str(), p.path),
         RequestKind::Exec(e) => {
-            let mut s = format!("exec {}", argv::shell_quote(&e.argv));
+            let mut s = format!("exec {}", contextos_engine::shell::quote(&e.argv));
             if !e.piped_from.is_empty() {
                 s.push_str(&format!("  (piped from {})", e.piped_from.join(", ")));
             }

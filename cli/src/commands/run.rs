@@ -59,7 +59,7 @@ mod imp {
     use crate::project::Project;
     use crate::support::changeset::{self, Entry, Op};
     use crate::support::run_records::RUNS_DIR;
-    use crate::support::{argv, Format};
+    use crate::support::Format;
     use crate::support::{CliError, Context, Exit};
     use contextos_engine::decision::ShellDecision;
     use contextos_engine::effects::safe_fs::SafeRoot;
@@ -225,7 +225,9 @@ mod imp {
         };
 
         // 1. The exec verdict.
-        let line = argv::shell_quote(&args.argv);
+        // The command runs as argv (no shell in between), so it is decided as those
+        // words; `line` is only how messages show it.
+        let line = contextos_engine::shell::quote(&args.argv);
         // Inside the sandbox, `/output/x` becomes the project's `x` and `/workspace/x` is
         // the project's `x` as the command saw it: a write to either is judged as a write
         // of `x`.
@@ -237,8 +239,8 @@ mod imp {
             ],
             cwd: String::new(),
         };
-        let decision = set.decide_shell(
-            &line,
+        let decision = set.decide_argv(
+            &args.argv,
             args.role.as_deref(),
             ShellOptions {
                 strict: false,

@@ -4,7 +4,6 @@
 //! planning of `compile` that `gate` checks, the run records `decide` and `scan` consult).
 //! Commands depend on `support`, never on each other.
 
-pub mod argv;
 pub mod binaries;
 pub mod changeset;
 pub mod companion;
