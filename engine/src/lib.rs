@@ -3,12 +3,12 @@
 //! | job | crate | entry point |
 //! |---|---|---|
 //! | policy text → AST, diagnostics, formatter | [`grammar`] (`contextos-grammar`) | [`grammar::parse`], [`grammar::format_source`] |
-//! | what a shell line runs and touches | [`shell`] (`contextos-shell`) | [`shell::split`], [`shell::file_effects`] |
-//! | requests, checker/compiler, IR, index, the pure evaluator | [`core`] (`contextos-core`) | [`build()`], [`PolicySet::decide`], [`PolicySet::decide_shell`] |
-//! | each agent's emitter and hook protocol | [`emit`] (`contextos-adapters`) | [`emit::emit`] |
-//! | the staged scan (git index, detectors) | [`scan`] (`contextos-scan`, feature `scan`) | `scan::staged` |
-//! | effect handlers: safe paths, lock, journal, decision log, sandbox | [`effects`] (`contextos-effects`) | [`effects::journal`], [`effects::sandbox`] |
-//! | signed, pinned policy packs | [`plugins`] (`contextos-plugins`) | [`plugins::verify`] |
+//! | what a shell line runs and touches | [`shell`] (`contextos-shell`) | [`shell::split`], [`shell::split_argv`], [`shell::file_effects`] |
+//! | requests, checker/compiler, IR, index, the pure evaluator | [`core`] (`contextos-core`) | [`build()`], [`PolicySet::decide`], [`PolicySet::decide_shell`], [`PolicySet::decide_argv`] |
+//! | each agent's emitter and hook protocol | [`emit`] (`contextos-adapters`) | [`emit::emit`], [`emit::parse_event`] |
+//! | the staged scan and the only git reader | [`scan`] (`contextos-scan`, feature `scan`) | `scan::staged`, `scan::repo` |
+//! | effect handlers: atomic writes, safe paths, project lock, journal, decision log, sandbox | [`effects`] (`contextos-effects`) | [`effects::journal`], [`effects::project_lock`], [`effects::sandbox`] |
+//! | signed, pinned policy packs | [`plugins`] (`contextos-plugins`) | [`plugins::admission`], [`plugins::verify`] |
 //! | the standard library, written as policies | [`stdlib`] (`contextos-stdlib`) | [`stdlib::FILES`] |
 //!
 //! A request flows canonicalise → index → conditions → decision → effect handler, and

@@ -1,3 +1,9 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 //! The workspace's shape, checked: which crate may depend on which, and no import cycle
 //! between the files of any crate.
 //!
