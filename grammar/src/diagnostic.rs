@@ -11,26 +11,37 @@
 use crate::ast::Span;
 use serde::Serialize;
 
+/// How serious a diagnostic is; ordered so that `Error` sorts above `Warning`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Codes `W…`: compilation goes on; `contextos check --strict` treats it as an error.
     Warning,
+    /// Codes `E…`: nothing is decided from a policy set with an error (fail closed).
     Error,
 }
 
 /// One finding about a source file. `code` is stable across releases (documented in the book).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
+    /// Stable code such as `E0001` or `W0201`, listed in the book's diagnostics chapter.
     pub code: &'static str,
+    /// Whether the finding rejects the file or only warns.
     pub severity: Severity,
+    /// One-line headline printed after `error[CODE]:`.
     pub message: String,
+    /// Primary location, underlined with `^` in the rendered snippet.
     pub span: Span,
+    /// Short text printed beside the carets (empty for none).
     pub label: String,
+    /// Secondary locations with their labels, such as the first of two duplicate definitions.
     pub notes: Vec<(Span, String)>,
+    /// A suggested fix, printed as a trailing `= help:` line.
     pub help: Option<String>,
 }
 
 impl Diagnostic {
+    /// An error at `span` with no label, notes or help yet (add them with the `with_*` builders).
     pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Self {
         let message = message.into();
         Diagnostic {
@@ -43,24 +54,29 @@ impl Diagnostic {
             help: None,
         }
     }
+    /// Like [`Diagnostic::error`], with severity [`Severity::Warning`].
     pub fn warning(code: &'static str, span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(code, span, message)
         }
     }
+    /// Sets the text shown beside the primary carets.
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
         self.label = label.into();
         self
     }
+    /// Sets the suggested fix (replacing any earlier one).
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
+    /// Adds a secondary location, rendered after the primary one in the order added.
     pub fn with_note(mut self, span: Span, note: impl Into<String>) -> Self {
         self.notes.push((span, note.into()));
         self
     }
+    /// True when the diagnostic rejects the file.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -69,7 +85,9 @@ impl Diagnostic {
 /// A named source text with a line index, so locations are computed by binary search.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
+    /// How the file is named in locations, usually its path relative to the project root.
     pub name: String,
+    /// The full source text that spans index into.
     pub text: String,
     line_starts: Vec<usize>,
 }
@@ -77,11 +95,14 @@ pub struct SourceFile {
 /// 1-based line and column (column counted in characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct LineCol {
+    /// Line number, counted from 1.
     pub line: usize,
+    /// Column, counted from 1 in characters (not bytes), as editors show it.
     pub col: usize,
 }
 
 impl SourceFile {
+    /// Indexes the line starts of `text` once, so every later location lookup is a binary search.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
         let text = text.into();
         let mut line_starts = vec![0];
@@ -93,6 +114,7 @@ impl SourceFile {
         }
     }
 
+    /// Line and column of a byte offset; offsets past the end are clamped to the end of the text.
     pub fn line_col(&self, offset: usize) -> LineCol {
         let offset = offset.min(self.text.len());
         let line = match self.line_starts.binary_search(&offset) {

@@ -14,14 +14,18 @@ pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
 /// A `//` comment, `span` covering the slashes through the end of the line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comment {
+    /// From the first `/` through the last byte before the line break.
     pub span: Span,
+    /// The comment as written, `//` included, trailing whitespace removed.
     pub text: String,
     /// True when code precedes the comment on the same line.
     pub trailing: bool,
 }
 
+/// What the lexical pass found in one file: comments, statement boundaries and nesting depth.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
+    /// Every `//` comment outside strings and `script` bodies, in source order.
     pub comments: Vec<Comment>,
     /// Spans of top-level statements, as far as brackets and `;` tell.
     pub statements: Vec<Span>,
@@ -36,6 +40,7 @@ enum Opener {
     Brace,
 }
 
+/// Scans `src` without parsing it, noting the first bracket nested deeper than `max_depth`.
 pub fn scan(src: &str, max_depth: usize) -> Scan {
     let bytes = src.as_bytes();
     let mut out = Scan::default();

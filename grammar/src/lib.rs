@@ -8,6 +8,8 @@
 //! assert_eq!(out.file.statements.len(), 2);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod ast;
 mod attempts;
 pub mod diagnostic;
