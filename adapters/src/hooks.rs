@@ -71,12 +71,6 @@ pub fn render_failure(agent: Agent, message: &str) -> Rendered {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::protocol::answer::REASON_CAP;
     use crate::test_support::hooks::*;

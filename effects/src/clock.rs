@@ -29,12 +29,6 @@ pub fn today_utc() -> (u16, u8, u8) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use std::time::Duration;
 

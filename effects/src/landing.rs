@@ -99,12 +99,6 @@ pub fn landing(root: &Path, rel: &str) -> Landing {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use std::os::unix::fs::symlink;
 

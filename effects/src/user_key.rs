@@ -162,12 +162,6 @@ impl UserKey {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
 
     fn reference_hmac(key: &[u8], msg: &[u8]) -> [u8; 32] {

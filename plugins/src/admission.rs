@@ -124,12 +124,6 @@ pub fn describe_denials(checked: &[Checked]) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
 
     use super::*;
     use crate::digest::tree_digest;

@@ -431,12 +431,6 @@ fn physical<'a>(
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
 
     use super::*;
     use std::fs;

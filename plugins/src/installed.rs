@@ -117,12 +117,6 @@ fn collect(
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
 
     use super::*;
     use std::fs;

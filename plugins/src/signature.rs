@@ -173,12 +173,6 @@ pub fn high_s_twin(sig_b64: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
 
     use super::*;
 

@@ -227,12 +227,6 @@ pub fn is_exact_semver(v: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
 
     use super::*;
     use crate::digest::SIGNATURE_FILE;

@@ -131,12 +131,6 @@ fn absolute(p: &Path, cwd: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
 
     use super::*;
     use std::process::Command;

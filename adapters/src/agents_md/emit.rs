@@ -146,12 +146,6 @@ fn effect_rank(e: Effect) -> u8 {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::test_support::policies::{block_text, full, small};
 

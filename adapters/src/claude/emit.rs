@@ -382,12 +382,6 @@ fn may_overlap(a: &ExecPattern, b: &ExecPattern) -> bool {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::test_support::policies::{block_text, content, full, small, stdlib, whole_text};
     use std::collections::BTreeMap;

@@ -151,12 +151,6 @@ struct ClaudeBehavior<'a> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::test_support::hooks::*;
     use crate::{parse_event, render};

@@ -128,12 +128,6 @@ fn answer(_event: &str, decision: Decision, reason: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::test_support::hooks::*;
     use crate::{parse_event, render};

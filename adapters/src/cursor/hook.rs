@@ -153,12 +153,6 @@ struct CursorOut<'a> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::render;
     use crate::test_support::hooks::*;

@@ -153,12 +153,6 @@ pub fn remove_block(text: &str) -> Result<String, MergeError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::merge::error::MergeErrorKind;
     use crate::merge::text::normalize;

@@ -482,12 +482,6 @@ pub fn apply_json(
 
 #[cfg(test)]
 pub(crate) mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use serde_json::json;
 

@@ -474,12 +474,6 @@ pub fn plan_targets(
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::merge::markers::{BLOCK_BEGIN as B, BLOCK_END as E};
     use crate::merge::owned_json::tests::{hooks, items, key, ours_hook};

@@ -120,12 +120,6 @@ fn stem_base(id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::test_support::policies::small;
     use std::collections::BTreeMap;

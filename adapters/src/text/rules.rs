@@ -103,12 +103,6 @@ pub(crate) fn literal_words(ep: &ExecPattern) -> Option<Vec<&str>> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use crate::test_support::policies::full;
     use crate::text::globs::is_match_all_path;

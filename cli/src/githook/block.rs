@@ -339,12 +339,6 @@ fn finish(block: &mut Vec<u8>, body: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
     use proptest::prelude::*;
 

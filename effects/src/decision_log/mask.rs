@@ -238,12 +238,6 @@ fn mask_after(prev: &str, s: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        reason = "tests fail loudly at the first unexpected value"
-    )]
     use super::*;
 
     #[test]
