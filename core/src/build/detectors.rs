@@ -5,7 +5,8 @@
 //! keywords, E0127 `group` beyond the regex's capture groups, E0128 duplicate detector id
 //! (in [`super::compile`]); globs reuse E0112 and annotations E0107, as rules do.
 
-use super::context::{valid_id, Ctx};
+use super::annotations;
+use super::context::Ctx;
 use crate::detector::{CompiledDetector, DetectorKind, Severity};
 use crate::glob::path_glob;
 use contextos_grammar::ast::{self, ListItem, Pattern, Span, Spanned, Value};
@@ -117,62 +118,25 @@ pub(super) fn compile_detector(
     let errors_before = ctx.error_count();
 
     // Annotations, as on rules (severity: error or warning).
-    let mut id = None;
     let mut severity = Severity::Error;
-    let mut seen_ann = BTreeSet::new();
-    for a in &d.annotations {
-        if !seen_ann.insert(a.name.node.clone()) {
-            ctx.err(
+    let id = annotations::read(
+        ctx,
+        fi,
+        &d.annotations,
+        "detector",
+        |ctx, v| match Severity::parse(&v.node) {
+            Some(s) => severity = s,
+            None => ctx.err(
                 fi,
                 Diagnostic::error(
                     "E0107",
-                    a.span,
-                    format!("`@{}` is given twice", a.name.node),
-                ),
-            );
-            continue;
-        }
-        match a.name.node.as_str() {
-            "id" => {
-                if !valid_id(&a.value.node) {
-                    ctx.err(
-                        fi,
-                        Diagnostic::error(
-                            "E0107",
-                            a.value.span,
-                            "detector ids use letters, digits and `-_.:/`",
-                        )
-                        .with_label("invalid id"),
-                    );
-                }
-                id = Some(a.value.node.clone());
-            }
-            "severity" => match Severity::parse(&a.value.node) {
-                Some(s) => severity = s,
-                None => ctx.err(
-                    fi,
-                    Diagnostic::error(
-                        "E0107",
-                        a.value.span,
-                        format!("unknown detector severity `{}`", a.value.node),
-                    )
-                    .with_help("detectors use error or warning"),
-                ),
-            },
-            other => {
-                let mut diag = Diagnostic::error(
-                    "E0107",
-                    a.name.span,
-                    format!("unknown annotation `@{other}`"),
+                    v.span,
+                    format!("unknown detector severity `{}`", v.node),
                 )
-                .with_label("expected @id or @severity");
-                if let Some(s) = did_you_mean(other, ["id", "severity"]) {
-                    diag = diag.with_help(format!("did you mean `@{s}`?"));
-                }
-                ctx.err(fi, diag);
-            }
-        }
-    }
+                .with_help("detectors use error or warning"),
+            ),
+        },
+    );
 
     let Some(kind) = DetectorKind::parse(&d.kind.node) else {
         let mut diag = Diagnostic::error(

@@ -7,6 +7,7 @@
 //! `obligations`), `guides`, `detectors`, `test_blocks` — then `ids` across the set and
 //! `build` (the index). `context` is the state they share.
 
+mod annotations;
 mod assemble;
 mod context;
 mod detectors;

@@ -2,7 +2,8 @@
 //! clauses; conditions are type-checked in [`super::expr`], obligations in
 //! [`super::obligations`].
 
-use super::context::{check_domain, plugin_may_not, valid_id, Ctx};
+use super::annotations;
+use super::context::{check_domain, plugin_may_not, Ctx};
 use super::expr::check_expr;
 use super::obligations::check_obligation;
 use crate::glob::{has_glob_meta, path_glob, LazyWordGlob};
@@ -11,7 +12,6 @@ use crate::request::Domain;
 use crate::schema;
 use contextos_grammar::ast::{self, ListItem, Pattern};
 use contextos_grammar::{did_you_mean, Diagnostic};
-use std::collections::BTreeSet;
 
 pub(super) fn compile_rule(
     ctx: &mut Ctx,
@@ -25,65 +25,18 @@ pub(super) fn compile_rule(
         ctx.err(fi, plugin_may_not(r.domain.span, "decide plugins"));
         return None;
     }
-    let mut id = None;
     let mut severity = None;
-    let mut seen_ann = BTreeSet::new();
-    for a in &r.annotations {
-        if !seen_ann.insert(a.name.node.clone()) {
+    let id = annotations::read(ctx, fi, &r.annotations, "rule", |ctx, v| {
+        if matches!(v.node.as_str(), "error" | "warning" | "info") {
+            severity = Some(v.node.clone());
+        } else {
             ctx.err(
                 fi,
-                Diagnostic::error(
-                    "E0107",
-                    a.span,
-                    format!("`@{}` is given twice", a.name.node),
-                ),
+                Diagnostic::error("E0107", v.span, format!("unknown severity `{}`", v.node))
+                    .with_help("use error, warning or info"),
             );
-            continue;
         }
-        match a.name.node.as_str() {
-            "id" => {
-                if !valid_id(&a.value.node) {
-                    ctx.err(
-                        fi,
-                        Diagnostic::error(
-                            "E0107",
-                            a.value.span,
-                            "rule ids use letters, digits and `-_.:/`",
-                        )
-                        .with_label("invalid id"),
-                    );
-                }
-                id = Some(a.value.node.clone());
-            }
-            "severity" => {
-                if matches!(a.value.node.as_str(), "error" | "warning" | "info") {
-                    severity = Some(a.value.node.clone());
-                } else {
-                    ctx.err(
-                        fi,
-                        Diagnostic::error(
-                            "E0107",
-                            a.value.span,
-                            format!("unknown severity `{}`", a.value.node),
-                        )
-                        .with_help("use error, warning or info"),
-                    );
-                }
-            }
-            other => {
-                let mut d = Diagnostic::error(
-                    "E0107",
-                    a.name.span,
-                    format!("unknown annotation `@{other}`"),
-                )
-                .with_label("expected @id or @severity");
-                if let Some(s) = did_you_mean(other, ["id", "severity"]) {
-                    d = d.with_help(format!("did you mean `@{s}`?"));
-                }
-                ctx.err(fi, d);
-            }
-        }
-    }
+    });
     let origin = ctx.origin(fi, r.span);
     let head_origin = ctx.origin(fi, r.head_span);
     let id = id.unwrap_or_else(|| format!("{}:{}", head_origin.file, head_origin.line));
