@@ -30,6 +30,12 @@ pub struct ShellBase {
     pub roots: Vec<String>,
     /// The working directory relative to the root (`""` at the root).
     pub cwd: String,
+    /// The line runs in a sandbox whose only host-backed directory is the project (seen
+    /// at one of `roots`): every other absolute path, `~` and `$HOME` are the container's
+    /// own files and are not judged as host paths. File targets known only at run time
+    /// are not rejected either, because the sandbox's changeset is decided path by path
+    /// after the command ran; the program itself is still decided.
+    pub contained: bool,
 }
 
 impl ShellBase {
@@ -76,6 +82,20 @@ impl ShellBase {
 
 fn resolve(base: Option<&ShellBase>, target: &str) -> String {
     base.map_or_else(|| target.to_string(), |b| b.resolve(target))
+}
+
+impl ShellBase {
+    /// Whether `target` (as written) names a host file at all: in a contained base only
+    /// paths that land in the project do.
+    fn reaches_host(&self, target: &str) -> bool {
+        if !self.contained {
+            return true;
+        }
+        if target.starts_with('~') || target.starts_with('$') {
+            return false;
+        }
+        !self.resolve(target).starts_with('/')
+    }
 }
 
 /// Decides a shell command line ([`PolicySet::decide_shell`] calls it).
@@ -163,7 +183,8 @@ fn decide_commands(
         // route (`sed -i`, `rm`, `mv`, `tee`, editors, …) meets the same path rules
         // as a direct write.
         let fx = contextos_shell::file_effects(&cmd.argv);
-        if fx.unknown {
+        let contained = opts.base.is_some_and(|b| b.contained);
+        if fx.unknown && !contained {
             rejection = Some(Rejection {
                 code: "exec.unknown-targets".into(),
                 message: format!(
@@ -182,7 +203,13 @@ fn decide_commands(
                     .map(|e| (PathOp::from(e.op), e.path.as_str())),
             );
         for (op, target) in targets {
+            if opts.base.is_some_and(|b| !b.reaches_host(target)) {
+                continue;
+            }
             if is_dynamic_word(target) {
+                if contained {
+                    continue;
+                }
                 rejection = Some(Rejection {
                     code: "exec.dynamic-target".into(),
                     message: format!(

@@ -267,3 +267,48 @@ fn argv_is_decided_as_words_with_wrappers_unwrapped() {
     let d = set.decide_argv(&words(&["sh", "-c", "echo hi; rm x"]), None, opts);
     assert_eq!(d.verdict, Effect::Deny);
 }
+
+#[test]
+fn a_contained_base_judges_only_the_files_that_land_in_the_project() {
+    let set = set(&with_header(
+        "@id(\"sh\") allow exec \"sh *\" because \"s\";\n\
+         @id(\"echo\") allow exec \"echo *\" because \"e\";\n\
+         @id(\"cat\") allow exec \"cat *\" because \"c\";\n\
+         @id(\"outside\") deny path write \"/**\" because \"host paths\";\n\
+         @id(\"hooks\") deny path write \".git/hooks/**\" because \"h\";\n\
+         @id(\"src\") allow path write \"src/**\" because \"w\";\n",
+    ));
+    let host = ShellBase {
+        roots: vec!["/workspace".into()],
+        cwd: String::new(),
+        contained: false,
+    };
+    let sandbox = ShellBase {
+        contained: true,
+        ..host.clone()
+    };
+    let line = "echo hi > /tmp/x && cat /tmp/x";
+    let on = |base: &ShellBase, line: &str| {
+        set.decide_shell(
+            line,
+            None,
+            ShellOptions {
+                base: Some(base),
+                ..ShellOptions::default()
+            },
+        )
+        .verdict
+    };
+    // On the host `/tmp/x` is a host file; in the sandbox it is the container's own.
+    assert_eq!(on(&host, line), Effect::Deny);
+    assert_eq!(on(&sandbox, line), Effect::Allow);
+    assert_eq!(on(&sandbox, "echo hi > ~/.bashrc"), Effect::Allow);
+    // A file that lands in the project is still judged, by either spelling.
+    assert_eq!(on(&sandbox, "echo x > /workspace/.git/hooks/pre-commit"), Effect::Deny);
+    assert_eq!(on(&sandbox, "echo x > .git/hooks/pre-commit"), Effect::Deny);
+    assert_eq!(on(&sandbox, "echo x > /workspace/src/a.rs"), Effect::Allow);
+    // A target known only at run time is left to the changeset check in the sandbox,
+    // and stays unknown (ask) on the host.
+    assert_eq!(on(&sandbox, "echo x > \"$OUT\"/a"), Effect::Allow);
+    assert_eq!(on(&host, "echo x > \"$OUT\"/a"), Effect::Ask);
+}

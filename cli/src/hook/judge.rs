@@ -51,6 +51,7 @@ impl Place {
         let base = ShellBase {
             roots: roots.clone(),
             cwd: String::new(),
+            contained: false,
         };
         // The working directory, relative to the root; outside the project the root is
         // used, so relative targets cannot silently escape.
@@ -64,6 +65,7 @@ impl Place {
             base: ShellBase {
                 roots,
                 cwd: cwd_rel,
+                contained: false,
             },
         }
     }
