@@ -5,7 +5,7 @@
 //! only what was *asked*; the end-to-end probes prove what the container *got*.
 
 use super::profile::Profile;
-use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, ResourcesUlimits};
 use std::collections::HashMap;
 
 /// Where the sandbox sees the project snapshot (read-only) and the output area.
@@ -30,15 +30,18 @@ pub fn session_keepalive() -> Vec<String> {
 }
 
 /// The request for a session container: the same floor as a one-shot run, the project
-/// view in `binds`, the keep-alive process, and the session labels.
+/// view in `mounts` (structured, so no path is split on `:`), the keep-alive process,
+/// and the session labels.
 pub fn session_body(
     profile: &Profile,
     image_id: &str,
     user: (u32, u32),
-    binds: Vec<String>,
+    mounts: Vec<Mount>,
     labels: HashMap<String, String>,
 ) -> ContainerCreateBody {
-    let host = floor_host_config(profile, user, binds);
+    let mut host = floor_host_config(profile, user, Vec::new());
+    host.binds = None;
+    host.mounts = Some(mounts);
     let mut body = floor_body(profile, image_id, &session_keepalive(), user, labels, host);
     body.open_stdin = Some(true);
     body.stdin_once = Some(false);
@@ -341,10 +344,15 @@ mod tests {
         let p = Profile::floor();
         let one = container_body(&p, &plan());
         let labels = HashMap::from([(SESSION_LABEL.to_string(), "s1".to_string())]);
-        let binds = vec!["ctx-s-s1:/workspace".to_string()];
-        let s = session_body(&p, "sha256:abc", (1000, 1000), binds.clone(), labels);
+        let mounts = vec![Mount {
+            target: Some(WORKSPACE.into()),
+            source: Some("ctx-s-s1".into()),
+            ..Default::default()
+        }];
+        let s = session_body(&p, "sha256:abc", (1000, 1000), mounts.clone(), labels);
         let mut h = s.host_config.clone().unwrap();
-        assert_eq!(h.binds.take(), Some(binds));
+        assert_eq!(h.mounts.take(), Some(mounts));
+        assert_eq!(h.binds, None);
         let mut one_h = one.host_config.clone().unwrap();
         one_h.binds = None;
         let tmpfs = h.tmpfs.take().unwrap();

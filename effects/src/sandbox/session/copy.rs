@@ -17,33 +17,39 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-/// Who owns the copy: `Some(uid, gid)` (chowned, running as root) or `None`
-/// (world-writable modes instead).
+/// Who owns the copy, so the sandbox user can write it.
 #[derive(Debug, Clone, Copy)]
-pub struct Owner(pub Option<(u32, u32)>);
+pub enum Owner {
+    /// Running as root: chowned to the sandbox user.
+    Chown(u32, u32),
+    /// The sandbox user is the invoking user: nothing to change.
+    Mine,
+    /// Neither: world-writable modes, inside a scratch directory only the invoking
+    /// user can enter.
+    World,
+}
 
 impl Owner {
     fn dir_mode(self) -> u32 {
-        if self.0.is_some() {
-            0o755
-        } else {
-            0o777
+        match self {
+            Owner::World => 0o777,
+            _ => 0o755,
         }
     }
 
     fn file_mode(self, mode: u32) -> u32 {
-        match (self.0.is_some(), mode & 0o111 != 0) {
-            (true, true) => 0o755,
-            (true, false) => 0o644,
-            (false, true) => 0o777,
-            (false, false) => 0o666,
+        match (self, mode & 0o111 != 0) {
+            (Owner::World, true) => 0o777,
+            (Owner::World, false) => 0o666,
+            (_, true) => 0o755,
+            (_, false) => 0o644,
         }
     }
 
     fn own(self, path: &Path) -> std::io::Result<()> {
-        match self.0 {
-            Some((u, g)) => std::os::unix::fs::lchown(path, Some(u), Some(g)),
-            None => Ok(()),
+        match self {
+            Owner::Chown(u, g) => std::os::unix::fs::lchown(path, Some(u), Some(g)),
+            _ => Ok(()),
         }
     }
 }
@@ -198,6 +204,34 @@ fn remove_any(path: &Path) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// What the copy shows at `rel`.
+pub fn obs_at(copy: &Path, rel: &str) -> std::io::Result<Obs> {
+    let path = copy.join(rel);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        // Missing, or a file where a directory of the path was.
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) =>
+        {
+            return Ok(Obs::Absent)
+        }
+        Err(e) => return Err(e),
+    };
+    let ty = meta.file_type();
+    Ok(if ty.is_dir() {
+        Obs::Absent
+    } else if ty.is_file() {
+        observe_file(&path, &meta)?
+    } else if ty.is_symlink() {
+        Obs::Link {
+            target: std::fs::read_link(&path)?.to_string_lossy().into_owned(),
+        }
+    } else {
+        Obs::Odd(odd_reason(ty))
+    })
 }
 
 /// Makes the copy show the host at `rel` (or nothing, when the host has nothing the

@@ -48,6 +48,9 @@ pub struct SessionRecord {
     pub withheld: BTreeSet<String>,
     /// `.git` and `.contextos/state` entries covered in the container (overlay mode).
     pub hidden: BTreeSet<String>,
+    /// Why overlay mode was not used although the automatic rule chose it.
+    #[serde(default)]
+    pub fallback: Option<String>,
 }
 
 /// `[A-Za-z0-9_-]{1,128}`: an id is a file name and part of a container name, so it can
