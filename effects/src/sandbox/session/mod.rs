@@ -145,15 +145,12 @@ fn unix_now(t: SystemTime) -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// `ctx-s-<id>`, shortened with a hash for long ids (the engine limits names).
-pub fn container_name(id: &str) -> String {
-    if id.len() <= 48 {
-        format!("ctx-s-{id}")
-    } else {
-        let h = crate::safe_fs::sha256_hex(id.as_bytes());
-        let head: String = id.chars().take(24).collect();
-        format!("ctx-s-{head}-{}", &h[..16])
-    }
+/// `ctx-s-<id>-<hash>`: the hash of the state directory and the id keeps two projects
+/// that use the same session id apart (engine names are global); long ids are cut.
+pub fn container_name(state_dir: &Path, id: &str) -> String {
+    let h = crate::safe_fs::sha256_hex(format!("{}\0{id}", state_dir.display()).as_bytes());
+    let head: String = id.chars().take(40).collect();
+    format!("ctx-s-{head}-{}", &h[..12])
 }
 
 /// The automatic rule. Overlay needs a project the sandbox user can write through the
@@ -499,7 +496,7 @@ impl Runner {
             version: 1,
             id: cfg.id.to_string(),
             mode,
-            container: container_name(cfg.id),
+            container: container_name(state_dir, cfg.id),
             volume: None,
             scratch: scratch.clone(),
             project: project.to_path_buf(),
@@ -514,6 +511,12 @@ impl Runner {
             hidden: BTreeSet::new(),
             fallback: None,
         };
+        // A container or volume of this name belongs to this state directory and id: a
+        // leftover of a session whose record was lost (its process was killed).
+        rt.block_on(async {
+            crate::sandbox::runner::remove(docker, &rec.container).await?;
+            overlay::remove_volume(docker, &rec.container).await
+        })?;
         let made = self.populate(&mut rec, state_dir, profile, owner, withhold);
         let made = match made {
             Err(e) if mode == CaptureMode::Overlay && cfg.force_mode.is_none() => {
@@ -858,10 +861,10 @@ impl Session<'_> {
         for p in &paths {
             let now_kind = host_kind(&new_fp, p);
             let was_kind = host_kind(&self.rec.fingerprint, p);
-            if now_kind == Some(Kind::Dir) || was_kind == Some(Kind::Dir) {
-                // Directories carry no entry; a new or removed one may be a stale
-                // dentry in the merged view.
-                restart |= self.rec.mode == CaptureMode::Overlay;
+            let entryish = |k: Option<Kind>| matches!(k, Some(Kind::File | Kind::Link));
+            if !entryish(now_kind) && !entryish(was_kind) {
+                // Directories carry no entry (a rename in one changes its mtime); what
+                // they hold is judged path by path.
                 continue;
             }
             let h = changes::host_entry(&root, p, &new_withheld)
