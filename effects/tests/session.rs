@@ -6,6 +6,12 @@
 //! tmpfs must be writable by the sandbox user anyway. The tar is deterministic, so the
 //! tag (from its sha256) is reused across runs.
 #![cfg(feature = "docker")]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
 
 use contextos_effects::safe_fs::sha256_hex;
 use contextos_effects::sandbox::profile::Profile;

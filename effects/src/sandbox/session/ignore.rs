@@ -47,9 +47,8 @@ impl Ignores {
             }
             prefix.push_str(part);
             let is_dir = i + 1 < parts.len();
-            match self.decide(&prefix, is_dir) {
-                Some(true) => return true,
-                Some(false) | None => {}
+            if self.decide(&prefix, is_dir) == Some(true) {
+                return true;
             }
         }
         false
