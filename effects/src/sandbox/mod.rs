@@ -10,13 +10,17 @@
 //! - [`capture`] (pure): byte-capped output with a hash over everything;
 //! - [`workspace`] (host files): the per-run snapshot, the output area and the results
 //!   read back as changes for the journal;
-//! - [`host`] (I/O): host-unsafe runs with a scrubbed environment.
+//! - [`host`] (I/O): host-unsafe runs with a scrubbed environment;
+//! - `session` (I/O, feature `docker`): warm containers with a writable workspace whose
+//!   changes come back as an exact changeset (overlay upper or copy-and-diff).
 
 pub mod capture;
 pub mod host;
 pub mod profile;
 #[cfg(feature = "docker")]
 pub mod runner;
+#[cfg(feature = "docker")]
+pub mod session;
 #[cfg(feature = "docker")]
 pub mod spec;
 pub mod workspace;

@@ -96,7 +96,7 @@ fn api_error(what: &str, e: &BollardError) -> SandboxError {
     fail("sandbox.api", format!("{what}: {e}"))
 }
 
-fn is_not_found(e: &BollardError) -> bool {
+pub(crate) fn is_not_found(e: &BollardError) -> bool {
     matches!(
         e,
         BollardError::DockerResponseServerError {
@@ -288,6 +288,11 @@ impl Runner {
         })
     }
 
+    /// The engine client and the runtime that drives it (for the session code).
+    pub(crate) fn engine(&self) -> (&Docker, &tokio::runtime::Runtime) {
+        (&self.docker, &self.rt)
+    }
+
     /// Whether a container with this name still exists.
     pub fn container_exists(&self, name: &str) -> Result<bool, SandboxError> {
         self.rt.block_on(async {
@@ -321,7 +326,7 @@ enum End {
     Interrupted,
 }
 
-async fn signal() {
+pub(crate) async fn signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -465,7 +470,7 @@ async fn run_async(
 }
 
 /// Force-removes the container (and its anonymous volumes) and checks that it is gone.
-async fn remove(docker: &Docker, name: &str) -> Result<(), SandboxError> {
+pub(crate) async fn remove(docker: &Docker, name: &str) -> Result<(), SandboxError> {
     let opts = RemoveContainerOptionsBuilder::new()
         .force(true)
         .v(true)

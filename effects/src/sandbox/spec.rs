@@ -5,7 +5,7 @@
 //! only what was *asked*; the end-to-end probes prove what the container *got*.
 
 use super::profile::Profile;
-use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, ResourcesUlimits};
 use std::collections::HashMap;
 
 /// Where the sandbox sees the project snapshot (read-only) and the output area.
@@ -14,6 +14,41 @@ pub use super::workspace::{OUTPUT_MOUNT as OUTPUT, WORKSPACE_MOUNT as WORKSPACE}
 pub const HOME: &str = "/home/sandbox";
 /// The label every ContextOS container carries, with the run id as its value.
 pub const LABEL: &str = "io.contextos.run";
+/// The label of a session's container and volume, with the session id as its value:
+/// distinct from [`LABEL`] so that the sweep of one-shot runs never takes a warm session.
+pub const SESSION_LABEL: &str = "io.contextos.session";
+/// When the session's idle deadline was set at creation (unix seconds).
+pub const SESSION_DEADLINE_LABEL: &str = "io.contextos.session.deadline";
+/// The state directory that holds the session's record (for the orphan sweep).
+pub const SESSION_STATE_LABEL: &str = "io.contextos.session.state";
+
+/// The main process of a session container: the shell every image has, blocked on a
+/// standard input that the engine keeps open and nobody writes, so it never exits on
+/// its own and needs no `sleep` binary. Commands arrive through exec.
+pub fn session_keepalive() -> Vec<String> {
+    vec!["/bin/sh".into(), "-c".into(), "read -r _ ; exit 0".into()]
+}
+
+/// The request for a session container: the same floor as a one-shot run, the project
+/// view in `mounts` (structured, so no path is split on `:`), the keep-alive process,
+/// and the session labels.
+pub fn session_body(
+    profile: &Profile,
+    image_id: &str,
+    user: (u32, u32),
+    mounts: Vec<Mount>,
+    labels: HashMap<String, String>,
+) -> ContainerCreateBody {
+    let mut host = floor_host_config(profile, user, Vec::new());
+    host.binds = None;
+    host.mounts = Some(mounts);
+    let mut body = floor_body(profile, image_id, &session_keepalive(), user, labels, host);
+    body.open_stdin = Some(true);
+    body.stdin_once = Some(false);
+    body.attach_stdout = Some(false);
+    body.attach_stderr = Some(false);
+    body
+}
 
 /// What one run needs besides its profile.
 #[derive(Debug, Clone)]
@@ -35,8 +70,11 @@ impl RunPlan {
     }
 }
 
-fn tmpfs_opts(size: u64) -> String {
-    format!("rw,noexec,nosuid,nodev,size={size}")
+/// A tmpfs owned by the sandbox user: the mount's own root takes `uid`/`gid`/`mode`,
+/// so it is writable whatever mode the image gives the directory it covers (a `mode`
+/// alone is not enough on every engine when the image's `/tmp` is 0755).
+fn tmpfs_opts(size: u64, (uid, gid): (u32, u32), mode: &str) -> String {
+    format!("rw,noexec,nosuid,nodev,size={size},uid={uid},gid={gid},mode={mode}")
 }
 
 fn clamp(v: u64) -> i64 {
@@ -57,12 +95,10 @@ pub fn environment(profile: &Profile) -> Vec<String> {
     env
 }
 
-pub fn container_body(profile: &Profile, plan: &RunPlan) -> ContainerCreateBody {
-    let (program, args) = match plan.argv.split_first() {
-        Some((p, a)) => (vec![p.clone()], a.to_vec()),
-        None => (Vec::new(), Vec::new()),
-    };
-    let host = HostConfig {
+/// The hardening floor every ContextOS container gets, one-shot run or session: only
+/// the host paths in `binds` and the user differ between the two.
+pub fn floor_host_config(profile: &Profile, user: (u32, u32), binds: Vec<String>) -> HostConfig {
+    HostConfig {
         readonly_rootfs: Some(true),
         cap_drop: Some(vec!["ALL".into()]),
         cap_add: None,
@@ -78,13 +114,10 @@ pub fn container_body(profile: &Profile, plan: &RunPlan) -> ContainerCreateBody 
         memory_swap: Some(clamp(profile.memory)),
         nano_cpus: Some(clamp(profile.millicpus.saturating_mul(1_000_000))),
         tmpfs: Some(HashMap::from([
-            ("/tmp".to_string(), tmpfs_opts(profile.tmpfs)),
-            (HOME.to_string(), tmpfs_opts(profile.tmpfs)),
+            ("/tmp".to_string(), tmpfs_opts(profile.tmpfs, user, "1777")),
+            (HOME.to_string(), tmpfs_opts(profile.tmpfs, user, "0700")),
         ])),
-        binds: Some(vec![
-            format!("{}:{WORKSPACE}:ro", plan.workspace),
-            format!("{}:{OUTPUT}:rw", plan.output),
-        ]),
+        binds: Some(binds),
         ulimits: Some(vec![
             ulimit("nofile", 1024),
             ulimit("core", 0),
@@ -97,15 +130,30 @@ pub fn container_body(profile: &Profile, plan: &RunPlan) -> ContainerCreateBody 
         restart_policy: None,
         devices: None,
         ..Default::default()
+    }
+}
+
+/// The container request around [`floor_host_config`]: image, process, user, labels.
+pub fn floor_body(
+    profile: &Profile,
+    image_id: &str,
+    argv: &[String],
+    user: (u32, u32),
+    labels: HashMap<String, String>,
+    host: HostConfig,
+) -> ContainerCreateBody {
+    let (program, args) = match argv.split_first() {
+        Some((p, a)) => (vec![p.clone()], a.to_vec()),
+        None => (Vec::new(), Vec::new()),
     };
     ContainerCreateBody {
-        image: Some(plan.image_id.clone()),
+        image: Some(image_id.to_string()),
         entrypoint: Some(program),
         cmd: Some(args),
-        user: Some(profile.user.clone()),
+        user: Some(format!("{}:{}", user.0, user.1)),
         working_dir: Some(WORKSPACE.into()),
         env: Some(environment(profile)),
-        labels: Some(HashMap::from([(LABEL.to_string(), plan.id.clone())])),
+        labels: Some(labels),
         network_disabled: Some(true),
         attach_stdin: Some(false),
         attach_stdout: Some(true),
@@ -116,6 +164,26 @@ pub fn container_body(profile: &Profile, plan: &RunPlan) -> ContainerCreateBody 
         host_config: Some(host),
         ..Default::default()
     }
+}
+
+pub fn container_body(profile: &Profile, plan: &RunPlan) -> ContainerCreateBody {
+    let user = profile.uid_gid();
+    let host = floor_host_config(
+        profile,
+        user,
+        vec![
+            format!("{}:{WORKSPACE}:ro", plan.workspace),
+            format!("{}:{OUTPUT}:rw", plan.output),
+        ],
+    );
+    floor_body(
+        profile,
+        &plan.image_id,
+        &plan.argv,
+        user,
+        HashMap::from([(LABEL.to_string(), plan.id.clone())]),
+        host,
+    )
 }
 
 fn ulimit(name: &str, v: i64) -> ResourcesUlimits {
@@ -178,7 +246,21 @@ mod tests {
         assert_eq!(tmpfs.len(), 2);
         for dir in ["/tmp", HOME] {
             let o = tmpfs.get(dir).unwrap();
-            for flag in ["rw", "noexec", "nosuid", "nodev", "size=268435456"] {
+            let mode = if dir == "/tmp" {
+                "mode=1777"
+            } else {
+                "mode=0700"
+            };
+            for flag in [
+                "rw",
+                "noexec",
+                "nosuid",
+                "nodev",
+                "size=268435456",
+                "uid=65534",
+                "gid=65534",
+                mode,
+            ] {
                 assert!(o.split(',').any(|f| f == flag), "{dir}: {o} lacks {flag}");
             }
         }
@@ -243,7 +325,10 @@ mod tests {
         assert_eq!(h.memory_swap, Some(128 << 20));
         assert_eq!(h.pids_limit, Some(32));
         assert_eq!(h.nano_cpus, Some(500_000_000));
-        assert!(h.tmpfs.unwrap()["/tmp"].contains("size=8388608"));
+        let tmpfs = h.tmpfs.unwrap();
+        assert!(tmpfs["/tmp"].contains("size=8388608"));
+        assert!(tmpfs["/tmp"].contains("uid=1000,gid=1000,mode=1777"));
+        assert!(tmpfs[HOME].contains("uid=1000,gid=1000,mode=0700"));
         assert_eq!(b.user.as_deref(), Some("1000:1000"));
         let env = b.env.unwrap();
         assert!(env.contains(&"A=1".to_string()));
@@ -252,6 +337,45 @@ mod tests {
         assert!(!env
             .iter()
             .any(|e| e.starts_with("DOCKER_") || e.starts_with("GIT_")));
+    }
+
+    #[test]
+    fn a_session_container_gets_the_same_floor() {
+        let p = Profile::floor();
+        let one = container_body(&p, &plan());
+        let labels = HashMap::from([(SESSION_LABEL.to_string(), "s1".to_string())]);
+        let mounts = vec![Mount {
+            target: Some(WORKSPACE.into()),
+            source: Some("ctx-s-s1".into()),
+            ..Default::default()
+        }];
+        let s = session_body(&p, "sha256:abc", (1000, 1000), mounts.clone(), labels);
+        let mut h = s.host_config.clone().unwrap();
+        assert_eq!(h.mounts.take(), Some(mounts));
+        assert_eq!(h.binds, None);
+        let mut one_h = one.host_config.clone().unwrap();
+        one_h.binds = None;
+        let tmpfs = h.tmpfs.take().unwrap();
+        one_h.tmpfs = None;
+        assert_eq!(
+            h, one_h,
+            "every hardening field but the binds and tmpfs owner"
+        );
+        assert!(tmpfs["/tmp"].contains("uid=1000,gid=1000,mode=1777"));
+        assert_eq!(s.user.as_deref(), Some("1000:1000"));
+        assert_eq!(s.network_disabled, Some(true));
+        assert_eq!(
+            s.open_stdin,
+            Some(true),
+            "the keep-alive reads a stdin left open"
+        );
+        assert_eq!(s.entrypoint, Some(vec!["/bin/sh".to_string()]));
+        let labels = s.labels.unwrap();
+        assert!(labels.contains_key(SESSION_LABEL));
+        assert!(
+            !labels.contains_key(LABEL),
+            "the one-shot sweep never sees it"
+        );
     }
 
     #[test]
