@@ -100,6 +100,8 @@ enum Command {
     /// Run a command in the hardened sandbox (the exec verdict decides; results come
     /// back through the journal).
     Run(commands::run::Args),
+    /// The sandbox sessions of this project: list, close, sweep.
+    Session(commands::session::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -125,6 +127,7 @@ enum HookCommand {
 enum Heavy<'a> {
     Scan(&'a commands::scan::Args),
     Run(&'a commands::run::Args),
+    Session(&'a commands::session::Args),
     HookInstall(&'a commands::githook::InstallArgs),
     HookUninstall(&'a commands::githook::UninstallArgs),
 }
@@ -139,6 +142,7 @@ pub fn front() -> ExitCode {
         let verb = match heavy {
             Heavy::Scan(_) => "scan",
             Heavy::Run(_) => "run",
+            Heavy::Session(_) => "session",
             Heavy::HookInstall(_) => "hook install",
             Heavy::HookUninstall(_) => "hook uninstall",
         };
@@ -152,6 +156,7 @@ pub fn full() -> ExitCode {
     main(|ctx, heavy| match heavy {
         Heavy::Scan(a) => commands::scan::run(ctx, a),
         Heavy::Run(a) => commands::run::run(ctx, a),
+        Heavy::Session(a) => commands::session::run(ctx, a),
         Heavy::HookInstall(a) => commands::githook::install(ctx, a),
         Heavy::HookUninstall(a) => commands::githook::uninstall(ctx, a),
     })
@@ -194,5 +199,6 @@ fn dispatch(ctx: &Context, command: Command, heavy: HeavyRunner) -> Result<Exit,
         Command::Gate(a) => commands::gate::run(ctx, &a),
         Command::Scan(a) => heavy(ctx, Heavy::Scan(&a)),
         Command::Run(a) => heavy(ctx, Heavy::Run(&a)),
+        Command::Session(a) => heavy(ctx, Heavy::Session(&a)),
     }
 }

@@ -32,12 +32,47 @@ pub enum Op {
     Delete,
 }
 
-/// Decides every change as a path request and builds the journal steps. The verdict is
-/// the strongest over all changes; the caller refuses to commit on deny (and on ask
-/// without confirmation).
+/// One change as the planner sees it: an [`Entry`] (the JSON format of `apply`) with
+/// its content as bytes, so a sandbox's binary results come back unchanged.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub op: Op,
+    pub path: String,
+    pub content: Option<Vec<u8>>,
+    pub mode: Option<u32>,
+    pub expect_sha256: Option<String>,
+    pub must_not_exist: bool,
+}
+
+impl From<&Entry> for Planned {
+    fn from(e: &Entry) -> Planned {
+        Planned {
+            op: e.op,
+            path: e.path.clone(),
+            content: e.content.as_ref().map(|c| c.clone().into_bytes()),
+            mode: e.mode,
+            expect_sha256: e.expect_sha256.clone(),
+            must_not_exist: e.must_not_exist,
+        }
+    }
+}
+
+/// [`plan_bytes`] for changes in the JSON format.
 pub fn plan(
     set: &contextos_engine::PolicySet,
     changes: &[Entry],
+    role: Option<&str>,
+) -> Result<(Vec<Decision>, Effect, Vec<Step>), CliError> {
+    let planned: Vec<Planned> = changes.iter().map(Planned::from).collect();
+    plan_bytes(set, &planned, role)
+}
+
+/// Decides every change as a path request and builds the journal steps. The verdict is
+/// the strongest over all changes; the caller refuses to commit on deny (and on ask
+/// without confirmation).
+pub fn plan_bytes(
+    set: &contextos_engine::PolicySet,
+    changes: &[Planned],
     role: Option<&str>,
 ) -> Result<(Vec<Decision>, Effect, Vec<Step>), CliError> {
     // 1. Every path through the evaluator.
@@ -69,7 +104,7 @@ pub fn plan(
         let change = match (e.op, &e.content) {
             (Op::Write, Some(c)) => Change::Write {
                 path: p.path.clone(),
-                content: c.clone().into_bytes(),
+                content: c.clone(),
                 mode: e.mode.unwrap_or(0o644),
             },
             (Op::Write, None) => {

@@ -6,6 +6,9 @@ use std::path::Path;
 /// Where every run is recorded (git-ignored state).
 pub const RUNS_DIR: &str = ".contextos/state/runs";
 
+/// Where the records of sandbox sessions live (git-ignored state).
+pub const SESSIONS_DIR: &str = ".contextos/state/sessions";
+
 /// Whether any of `files` was written by a recorded host-unsafe run. An unreadable
 /// record counts as host-unsafe: the question is whether a human must stay in the loop.
 pub fn produced_by_host_unsafe(root: &Path, files: &[String]) -> bool {

@@ -1,0 +1,152 @@
+//! `contextos session list | close ID… | close --all | sweep`: the sandbox sessions of this
+//! project (see `contextos run --session`).
+//!
+//! A session is a warm container plus its scratch area (an overlay's upper directory or
+//! a private copy) and a record under `.contextos/state/sessions`. Sessions end by
+//! themselves after their idle time — swept by the next `contextos run` — or here.
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum What {
+    /// The sessions of this project: id, capture mode, container, idle deadline.
+    List,
+    /// Remove sessions: container, volume, scratch area and record.
+    Close {
+        /// The session ids.
+        #[arg(required_unless_present = "all")]
+        ids: Vec<String>,
+        /// Every session of this project.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+    },
+    /// Remove the sessions idle past their deadline and the orphans of removed ones.
+    Sweep,
+}
+
+#[cfg(feature = "docker")]
+pub use imp::run;
+
+#[cfg(feature = "docker")]
+mod imp {
+    use super::{Args, What};
+    use crate::output;
+    use crate::support::run_records::SESSIONS_DIR;
+    use crate::support::{CliError, Context, Exit, Format};
+    use contextos_engine::effects::sandbox::runner::{Runner, SandboxError};
+    use contextos_engine::effects::sandbox::session::state;
+    use serde_json::json;
+    use std::time::SystemTime;
+
+    fn engine_error(e: SandboxError) -> CliError {
+        CliError::Input(format!("{} ({})", e.message, e.code))
+    }
+
+    pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+        let project = ctx.project()?;
+        let dir = project.root.join(SESSIONS_DIR);
+        match &args.what {
+            What::List => {
+                let now = SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let mut rows = Vec::new();
+                for id in state::list(&dir).map_err(engine_error)? {
+                    if let Some(rec) = state::load(&dir, &id).map_err(engine_error)? {
+                        rows.push(json!({
+                            "id": rec.id,
+                            "mode": rec.mode,
+                            "container": rec.container,
+                            "volume": rec.volume,
+                            "user": format!("{}:{}", rec.user.0, rec.user.1),
+                            "imageId": rec.image_id,
+                            "idleSeconds": rec.idle_secs,
+                            "expiresIn": rec.deadline.saturating_sub(now),
+                            "expired": rec.deadline < now,
+                        }));
+                    }
+                }
+                if ctx.format == Format::Json {
+                    output::print_json(json!({
+                        "schemaVersion": output::SCHEMA_VERSION,
+                        "sessions": rows,
+                    }));
+                } else if rows.is_empty() {
+                    println!("no sandbox sessions");
+                } else {
+                    for r in &rows {
+                        println!(
+                            "{}  {}  {}  {}",
+                            r["id"].as_str().unwrap_or("?"),
+                            r["mode"].as_str().unwrap_or("?"),
+                            r["container"].as_str().unwrap_or("?"),
+                            if r["expired"] == true {
+                                "idle: expired".to_string()
+                            } else {
+                                format!("idle: ends in {}s", r["expiresIn"])
+                            }
+                        );
+                    }
+                }
+                Ok(Exit::Ok)
+            }
+            What::Close { ids, all } => {
+                let runner = Runner::connect().map_err(engine_error)?;
+                let ids = if *all {
+                    state::list(&dir).map_err(engine_error)?
+                } else {
+                    ids.clone()
+                };
+                let mut closed = Vec::new();
+                let mut unknown = Vec::new();
+                for id in &ids {
+                    if runner.close_session(&dir, id).map_err(engine_error)? {
+                        closed.push(id.clone());
+                    } else {
+                        unknown.push(id.clone());
+                    }
+                }
+                if ctx.format == Format::Json {
+                    output::print_json(json!({
+                        "schemaVersion": output::SCHEMA_VERSION,
+                        "closed": closed,
+                        "unknown": unknown,
+                    }));
+                } else {
+                    for id in &closed {
+                        println!("closed {id}");
+                    }
+                    for id in &unknown {
+                        eprintln!("no session {id}");
+                    }
+                }
+                Ok(if unknown.is_empty() {
+                    Exit::Ok
+                } else {
+                    Exit::Findings
+                })
+            }
+            What::Sweep => {
+                let runner = Runner::connect().map_err(engine_error)?;
+                let removed = runner
+                    .sweep_idle_sessions(&dir, SystemTime::now())
+                    .map_err(engine_error)?;
+                if ctx.format == Format::Json {
+                    output::print_json(json!({
+                        "schemaVersion": output::SCHEMA_VERSION,
+                        "removed": removed,
+                    }));
+                } else {
+                    for r in &removed {
+                        println!("removed {r}");
+                    }
+                }
+                Ok(Exit::Ok)
+            }
+        }
+    }
+}
