@@ -30,7 +30,8 @@ use crate::sandbox::capture::Stream;
 use crate::sandbox::profile::{Profile, DEFAULT_USER};
 use crate::sandbox::runner::{is_not_found, Runner, SandboxError};
 use crate::sandbox::spec::{
-    session_body, SESSION_DEADLINE_LABEL, SESSION_LABEL, SESSION_STATE_LABEL, WORKSPACE,
+    session_body, SESSION_DEADLINE_LABEL, SESSION_LABEL, SESSION_SCRATCH_LABEL,
+    SESSION_STATE_LABEL, WORKSPACE,
 };
 use bollard::models::{Mount, MountType, MountVolumeOptions};
 use bollard::Docker;
@@ -199,6 +200,14 @@ fn remove_tree(dir: &Path) -> std::io::Result<()> {
     std::fs::remove_dir_all(dir)
 }
 
+/// A scratch directory as [`Runner::open_session`] names it.
+fn is_scratch_name(p: &Path) -> bool {
+    p.is_absolute()
+        && p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("contextos-session-"))
+}
+
 fn host_kind(fp: &fingerprint::Fingerprint, rel: &str) -> Option<Kind> {
     fp.get(rel).map(|s| s.kind)
 }
@@ -297,6 +306,10 @@ async fn create_container(
         (
             SESSION_STATE_LABEL.to_string(),
             state_dir.display().to_string(),
+        ),
+        (
+            SESSION_SCRATCH_LABEL.to_string(),
+            rec.scratch.display().to_string(),
         ),
     ]);
     let body = session_body(profile, &rec.image_id, rec.user, mounts(rec), labels);
@@ -680,6 +693,17 @@ impl Runner {
                 if let (Some(id), Some(name)) = (id, name) {
                     if !known.contains(id) {
                         crate::sandbox::runner::remove(docker, &name).await?;
+                        // Only a directory named as the session code names scratch areas:
+                        // a label is not trusted to point anywhere else.
+                        let scratch = c
+                            .labels
+                            .as_ref()
+                            .and_then(|l| l.get(SESSION_SCRATCH_LABEL))
+                            .map(PathBuf::from)
+                            .filter(|p| is_scratch_name(p));
+                        if let Some(p) = scratch {
+                            remove_tree(&p).map_err(|e| io_fail(p.display(), e))?;
+                        }
                         removed.push(name);
                     }
                 }
