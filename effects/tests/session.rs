@@ -887,7 +887,7 @@ fn the_mode_is_chosen_by_owner_and_falls_back_to_copy_when_no_overlay_can_be_mad
     // A root-owned project: copy mode, as the profile's user.
     let proj = Proj::new(CaptureMode::Copy);
     let state = proj.state_dir();
-    let mut s = open_auto(
+    let s = open_auto(
         &r,
         proj.path(),
         &state,

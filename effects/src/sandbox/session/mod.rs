@@ -984,8 +984,13 @@ impl Session<'_> {
         let workdir = exec::workdir(opts.workdir.as_deref())?;
         let mut restarted = self.sync()?;
         restarted |= self.ensure_container()?;
-        self.rec.deadline = unix_now(SystemTime::now()).saturating_add(self.rec.idle_secs);
-        self.save()?;
+        let deadline = unix_now(SystemTime::now()).saturating_add(self.rec.idle_secs);
+        // The record is fsynced on every save; within the same second the deadline has
+        // not moved and the write would only cost latency.
+        if deadline != self.rec.deadline {
+            self.rec.deadline = deadline;
+            self.save()?;
+        }
         let timeout = opts
             .timeout
             .map_or(self.profile.timeout, |t| t.min(self.profile.timeout));
