@@ -1089,3 +1089,38 @@ impl Session<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_print_and_serialize_in_lowercase() {
+        assert_eq!(CaptureMode::Overlay.to_string(), "overlay");
+        assert_eq!(
+            serde_json::to_string(&CaptureMode::Copy).unwrap(),
+            "\"copy\""
+        );
+        assert_eq!(
+            serde_json::from_str::<CaptureMode>("\"overlay\"").unwrap(),
+            CaptureMode::Overlay
+        );
+    }
+
+    #[test]
+    fn container_names_differ_per_state_directory_and_stay_short() {
+        let a = container_name(Path::new("/p1/.contextos/state/sessions"), "agent");
+        let b = container_name(Path::new("/p2/.contextos/state/sessions"), "agent");
+        assert_ne!(a, b);
+        assert!(a.starts_with("ctx-s-agent-"));
+        let long = container_name(Path::new("/p"), &"x".repeat(128));
+        assert!(long.len() <= 6 + 40 + 1 + 12, "{long}");
+    }
+
+    #[test]
+    fn only_session_scratch_names_are_removed_from_a_label() {
+        assert!(is_scratch_name(Path::new("/tmp/contextos-session-a-1234")));
+        assert!(!is_scratch_name(Path::new("/home/user")));
+        assert!(!is_scratch_name(Path::new("contextos-session-a")));
+    }
+}
