@@ -1038,3 +1038,25 @@ fn figures() {
         );
     }
 }
+
+#[test]
+fn a_container_removed_by_hand_is_rebuilt_around_the_session() {
+    let r = runner();
+    let img = image_id(&r);
+    let prof = Profile::floor();
+    for mode in MODES {
+        let proj = Proj::new(mode);
+        let mut w = no_withhold;
+        let id = format!("rebuilt-{mode}");
+        let mut s = open(&r, &proj, &id, &img, &prof, &mut w);
+        ok(&mut s, "echo mine > src/a.rs");
+        assert!(docker(&["rm", "-f", s.container()]).status.success());
+        proj.host_write("src/c.rs", "host\n", 0o644);
+        let o = sh(&mut s, "cat src/a.rs src/c.rs");
+        assert_eq!(o.stdout.text, "mine\nhost\n", "{mode}: {}", o.stderr.text);
+        assert!(o.restarted);
+        assert_eq!(paths(&s.pending().unwrap()), vec!["src/a.rs"], "{mode}");
+        s.close().unwrap();
+        assert_gone(&proj);
+    }
+}

@@ -350,8 +350,10 @@ async fn stop(docker: &Docker, name: &str) -> Result<(), SandboxError> {
         .build();
     match docker.stop_container(name, Some(opts)).await {
         Ok(()) => Ok(()),
+        // Already stopped, or gone (rebuilt by `ensure_container` afterwards).
         Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 304, ..
+            status_code: 304 | 404,
+            ..
         }) => Ok(()),
         Err(e) => Err(api(format!("stopping {name}"), e)),
     }
@@ -535,7 +537,9 @@ impl Runner {
             Err(e) if mode == CaptureMode::Overlay && cfg.force_mode.is_none() => {
                 // Overlay volumes are not available on every engine (Docker Desktop,
                 // rootless Podman, a remote daemon): fall back to copy mode.
-                let _ = rt.block_on(teardown(docker, state_dir, &rec));
+                if let Err(t) = rt.block_on(teardown(docker, state_dir, &rec)) {
+                    return Err(fail(t.code, format!("{}; then {}", e.message, t.message)));
+                }
                 rec.fallback = Some(e.message);
                 std::fs::DirBuilder::new()
                     .mode(0o700)
@@ -549,7 +553,11 @@ impl Runner {
             other => other,
         };
         if let Err(e) = made {
-            let _ = rt.block_on(teardown(docker, state_dir, &rec));
+            // Nothing of a session that never ran may stay behind; if cleaning up fails
+            // too, both reasons are reported.
+            if let Err(t) = rt.block_on(teardown(docker, state_dir, &rec)) {
+                return Err(fail(e.code, format!("{}; then {}", e.message, t.message)));
+            }
             return Err(e);
         }
         state::save(state_dir, &rec)?;
@@ -939,15 +947,9 @@ impl Session<'_> {
                     }
                     self.rec.hidden = new_hidden;
                     self.rec.withheld = new_withheld;
-                    if recreate {
-                        rt.block_on(create_container(
-                            docker,
-                            &self.profile,
-                            &self.rec,
-                            &self.state_dir,
-                        ))?;
-                    }
-                    rt.block_on(start(docker, &name))?;
+                    // Recreated (the mounts changed) or started again: either way the
+                    // volume is mounted afresh.
+                    self.ensure_container()?;
                     restarted = true;
                 }
             }
@@ -1062,7 +1064,7 @@ impl Session<'_> {
                     overlay::restore(&upper, &project, rel, true)
                         .map_err(|e| io_fail(format!("resetting {rel} in the session"), e))?;
                 }
-                rt.block_on(start(docker, &self.rec.container))?;
+                self.ensure_container()?;
             }
             CaptureMode::Copy => {
                 let copy = self.copy_dir();
