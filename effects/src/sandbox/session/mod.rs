@@ -8,6 +8,22 @@
 //! - [`CaptureMode::Copy`]: a private copy of the project, diffed against a recorded
 //!   baseline after each command, where overlay volumes are not available.
 //!
+//! The session keeps a *baseline*: what the container was last shown of the host (sha256
+//! and executable bit per file, target per link). [`Session::pending`] compares the
+//! container's view with it; [`Session::accept`] moves it forward once the caller has
+//! applied the changeset through the journal; [`Session::discard`] resets the refused
+//! paths in the session to the host's state.
+//!
+//! Before each command the host is compared with the stat fingerprint of the last sync.
+//! For each changed path: if the session already shows the host's new state (e.g. what
+//! was just accepted), only the baseline moves; if the session shows the old baseline
+//! there (no change of its own), the path is reset to the host (in overlay mode by
+//! removing the synced upper entry, offline); if the session changed the path itself,
+//! its change stays and keeps the old baseline as its precondition, so the journal
+//! refuses it. In overlay mode any path where the lower layer shows through, and any
+//! reset, restarts the container: a host rename over a file whose dentry the mount has
+//! cached is otherwise never seen, and the upper layer may only change while stopped.
+//!
 //! One job per module: [`state`] (the persisted record), [`lock`] (one user of a session
 //! at a time), [`fingerprint`] (the host walk), [`ignore`] (what stays in the session),
 //! [`changes`] (the view of the session and the changeset), [`overlay`] and [`copy`]
