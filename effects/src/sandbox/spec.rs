@@ -21,6 +21,8 @@ pub const SESSION_LABEL: &str = "io.contextos.session";
 pub const SESSION_DEADLINE_LABEL: &str = "io.contextos.session.deadline";
 /// The state directory that holds the session's record (for the orphan sweep).
 pub const SESSION_STATE_LABEL: &str = "io.contextos.session.state";
+/// The session's scratch directory, so an orphan's scratch goes with its container.
+pub const SESSION_SCRATCH_LABEL: &str = "io.contextos.session.scratch";
 
 /// The main process of a session container: the shell every image has, blocked on a
 /// standard input that the engine keeps open and nobody writes, so it never exits on

@@ -310,3 +310,83 @@ pub fn accept_into(baseline: &mut BTreeMap<String, Entry>, p: &Pending) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(dir: &Path, name: &str, text: &str) -> Obs {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        observe_file(&p, &std::fs::symlink_metadata(&p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_split_keeps_ignored_paths_refuses_what_cannot_come_back_and_caps_bytes() {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join(".gitignore"), "target/\n").unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let s = scratch.path();
+        let baseline = BTreeMap::from([
+            (
+                "same.txt".to_string(),
+                Entry::File {
+                    sha256: sha256_hex(b"same\n"),
+                    mode: 0o644,
+                },
+            ),
+            (
+                "gone.txt".to_string(),
+                Entry::File {
+                    sha256: sha256_hex(b"gone\n"),
+                    mode: 0o644,
+                },
+            ),
+            (
+                "link".to_string(),
+                Entry::Link {
+                    target: "same.txt".into(),
+                },
+            ),
+        ]);
+        let obs = BTreeMap::from([
+            ("same.txt".to_string(), file(s, "1", "same\n")),
+            ("gone.txt".to_string(), Obs::Absent),
+            ("link".to_string(), Obs::Absent),
+            ("target/out".to_string(), file(s, "2", "bin\n")),
+            (".git/config".to_string(), file(s, "3", "x\n")),
+            ("secret".to_string(), file(s, "4", "x\n")),
+            ("new.txt".to_string(), file(s, "5", "new\n")),
+            ("big.txt".to_string(), file(s, "6", "0123456789\n")),
+            (
+                "evil".to_string(),
+                Obs::Link {
+                    target: "/etc/passwd".into(),
+                },
+            ),
+        ]);
+        let withheld = BTreeSet::from(["secret".to_string()]);
+        let ig = Ignores::load(project.path());
+        let p = classify(&baseline, &obs, &withheld, &ig, 8).unwrap();
+        let changed: Vec<&str> = p.changes.iter().map(Change::path).collect();
+        assert_eq!(changed, vec!["gone.txt", "new.txt"]);
+        assert_eq!(p.kept_in_session, vec!["target/out"]);
+        let refused: Vec<&str> = p.refused.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(
+            refused,
+            vec![".git/config", "big.txt", "evil", "link", "secret"]
+        );
+        assert_eq!(p.bytes, 4);
+
+        let mut b = baseline.clone();
+        accept_into(&mut b, &p);
+        assert!(!b.contains_key("gone.txt"));
+        assert_eq!(
+            b.get("new.txt"),
+            Some(&Entry::File {
+                sha256: sha256_hex(b"new\n"),
+                mode: 0o644
+            })
+        );
+    }
+}

@@ -8,6 +8,22 @@
 //! - [`CaptureMode::Copy`]: a private copy of the project, diffed against a recorded
 //!   baseline after each command, where overlay volumes are not available.
 //!
+//! The session keeps a *baseline*: what the container was last shown of the host (sha256
+//! and executable bit per file, target per link). [`Session::pending`] compares the
+//! container's view with it; [`Session::accept`] moves it forward once the caller has
+//! applied the changeset through the journal; [`Session::discard`] resets the refused
+//! paths in the session to the host's state.
+//!
+//! Before each command the host is compared with the stat fingerprint of the last sync.
+//! For each changed path: if the session already shows the host's new state (e.g. what
+//! was just accepted), only the baseline moves; if the session shows the old baseline
+//! there (no change of its own), the path is reset to the host (in overlay mode by
+//! removing the synced upper entry, offline); if the session changed the path itself,
+//! its change stays and keeps the old baseline as its precondition, so the journal
+//! refuses it. In overlay mode any path where the lower layer shows through, and any
+//! reset, restarts the container: a host rename over a file whose dentry the mount has
+//! cached is otherwise never seen, and the upper layer may only change while stopped.
+//!
 //! One job per module: [`state`] (the persisted record), [`lock`] (one user of a session
 //! at a time), [`fingerprint`] (the host walk), [`ignore`] (what stays in the session),
 //! [`changes`] (the view of the session and the changeset), [`overlay`] and [`copy`]
@@ -30,7 +46,8 @@ use crate::sandbox::capture::Stream;
 use crate::sandbox::profile::{Profile, DEFAULT_USER};
 use crate::sandbox::runner::{is_not_found, Runner, SandboxError};
 use crate::sandbox::spec::{
-    session_body, SESSION_DEADLINE_LABEL, SESSION_LABEL, SESSION_STATE_LABEL, WORKSPACE,
+    session_body, SESSION_DEADLINE_LABEL, SESSION_LABEL, SESSION_SCRATCH_LABEL,
+    SESSION_STATE_LABEL, WORKSPACE,
 };
 use bollard::models::{Mount, MountType, MountVolumeOptions};
 use bollard::Docker;
@@ -199,6 +216,14 @@ fn remove_tree(dir: &Path) -> std::io::Result<()> {
     std::fs::remove_dir_all(dir)
 }
 
+/// A scratch directory as [`Runner::open_session`] names it.
+fn is_scratch_name(p: &Path) -> bool {
+    p.is_absolute()
+        && p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("contextos-session-"))
+}
+
 fn host_kind(fp: &fingerprint::Fingerprint, rel: &str) -> Option<Kind> {
     fp.get(rel).map(|s| s.kind)
 }
@@ -298,6 +323,10 @@ async fn create_container(
             SESSION_STATE_LABEL.to_string(),
             state_dir.display().to_string(),
         ),
+        (
+            SESSION_SCRATCH_LABEL.to_string(),
+            rec.scratch.display().to_string(),
+        ),
     ]);
     let body = session_body(profile, &rec.image_id, rec.user, mounts(rec), labels);
     docker
@@ -337,8 +366,10 @@ async fn stop(docker: &Docker, name: &str) -> Result<(), SandboxError> {
         .build();
     match docker.stop_container(name, Some(opts)).await {
         Ok(()) => Ok(()),
+        // Already stopped, or gone (rebuilt by `ensure_container` afterwards).
         Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 304, ..
+            status_code: 304 | 404,
+            ..
         }) => Ok(()),
         Err(e) => Err(api(format!("stopping {name}"), e)),
     }
@@ -522,7 +553,9 @@ impl Runner {
             Err(e) if mode == CaptureMode::Overlay && cfg.force_mode.is_none() => {
                 // Overlay volumes are not available on every engine (Docker Desktop,
                 // rootless Podman, a remote daemon): fall back to copy mode.
-                let _ = rt.block_on(teardown(docker, state_dir, &rec));
+                if let Err(t) = rt.block_on(teardown(docker, state_dir, &rec)) {
+                    return Err(fail(t.code, format!("{}; then {}", e.message, t.message)));
+                }
                 rec.fallback = Some(e.message);
                 std::fs::DirBuilder::new()
                     .mode(0o700)
@@ -536,7 +569,11 @@ impl Runner {
             other => other,
         };
         if let Err(e) = made {
-            let _ = rt.block_on(teardown(docker, state_dir, &rec));
+            // Nothing of a session that never ran may stay behind; if cleaning up fails
+            // too, both reasons are reported.
+            if let Err(t) = rt.block_on(teardown(docker, state_dir, &rec)) {
+                return Err(fail(e.code, format!("{}; then {}", e.message, t.message)));
+            }
             return Err(e);
         }
         state::save(state_dir, &rec)?;
@@ -680,6 +717,17 @@ impl Runner {
                 if let (Some(id), Some(name)) = (id, name) {
                     if !known.contains(id) {
                         crate::sandbox::runner::remove(docker, &name).await?;
+                        // Only a directory named as the session code names scratch areas:
+                        // a label is not trusted to point anywhere else.
+                        let scratch = c
+                            .labels
+                            .as_ref()
+                            .and_then(|l| l.get(SESSION_SCRATCH_LABEL))
+                            .map(PathBuf::from)
+                            .filter(|p| is_scratch_name(p));
+                        if let Some(p) = scratch {
+                            remove_tree(&p).map_err(|e| io_fail(p.display(), e))?;
+                        }
                         removed.push(name);
                     }
                 }
@@ -915,15 +963,9 @@ impl Session<'_> {
                     }
                     self.rec.hidden = new_hidden;
                     self.rec.withheld = new_withheld;
-                    if recreate {
-                        rt.block_on(create_container(
-                            docker,
-                            &self.profile,
-                            &self.rec,
-                            &self.state_dir,
-                        ))?;
-                    }
-                    rt.block_on(start(docker, &name))?;
+                    // Recreated (the mounts changed) or started again: either way the
+                    // volume is mounted afresh.
+                    self.ensure_container()?;
                     restarted = true;
                 }
             }
@@ -960,8 +1002,13 @@ impl Session<'_> {
         let workdir = exec::workdir(opts.workdir.as_deref())?;
         let mut restarted = self.sync()?;
         restarted |= self.ensure_container()?;
-        self.rec.deadline = unix_now(SystemTime::now()).saturating_add(self.rec.idle_secs);
-        self.save()?;
+        let deadline = unix_now(SystemTime::now()).saturating_add(self.rec.idle_secs);
+        // The record is fsynced on every save; within the same second the deadline has
+        // not moved and the write would only cost latency.
+        if deadline != self.rec.deadline {
+            self.rec.deadline = deadline;
+            self.save()?;
+        }
         let timeout = opts
             .timeout
             .map_or(self.profile.timeout, |t| t.min(self.profile.timeout));
@@ -1033,7 +1080,7 @@ impl Session<'_> {
                     overlay::restore(&upper, &project, rel, true)
                         .map_err(|e| io_fail(format!("resetting {rel} in the session"), e))?;
                 }
-                rt.block_on(start(docker, &self.rec.container))?;
+                self.ensure_container()?;
             }
             CaptureMode::Copy => {
                 let copy = self.copy_dir();
@@ -1058,5 +1105,40 @@ impl Session<'_> {
         rt.block_on(teardown(docker, &self.state_dir, &self.rec))?;
         self.lock.unlink();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_print_and_serialize_in_lowercase() {
+        assert_eq!(CaptureMode::Overlay.to_string(), "overlay");
+        assert_eq!(
+            serde_json::to_string(&CaptureMode::Copy).unwrap(),
+            "\"copy\""
+        );
+        assert_eq!(
+            serde_json::from_str::<CaptureMode>("\"overlay\"").unwrap(),
+            CaptureMode::Overlay
+        );
+    }
+
+    #[test]
+    fn container_names_differ_per_state_directory_and_stay_short() {
+        let a = container_name(Path::new("/p1/.contextos/state/sessions"), "agent");
+        let b = container_name(Path::new("/p2/.contextos/state/sessions"), "agent");
+        assert_ne!(a, b);
+        assert!(a.starts_with("ctx-s-agent-"));
+        let long = container_name(Path::new("/p"), &"x".repeat(128));
+        assert!(long.len() <= 6 + 40 + 1 + 12, "{long}");
+    }
+
+    #[test]
+    fn only_session_scratch_names_are_removed_from_a_label() {
+        assert!(is_scratch_name(Path::new("/tmp/contextos-session-a-1234")));
+        assert!(!is_scratch_name(Path::new("/home/user")));
+        assert!(!is_scratch_name(Path::new("contextos-session-a")));
     }
 }
