@@ -32,4 +32,4 @@ pub mod route;
 
 pub use answer::{Answer, Rendered};
 pub use event::{Action, HookEvent, ProtocolError};
-pub use route::{render_routed, routed_argv, routed_command, Route};
+pub use route::{can_rewrite, render_routed, routed_argv, routed_command, Route};
