@@ -10,7 +10,8 @@
 //! | [`parse_event`], [`render`], [`render_failure`] | an agent's hook in its own dialect |
 //! | [`protocol`] | what every hook dialect shares: [`HookEvent`], [`Action`], [`Answer`], the JSON field readers, `apply_patch` bodies |
 //! | `text/` | what every emitter shares: Markdown, YAML front matter, globs, rules in plain words, guide files |
-//! | [`merge`] | writing outputs into files people also edit: managed blocks, owned JSON, the ownership record, drift |
+//! | [`merge`] | writing outputs into files people also edit: managed blocks, owned JSON and TOML, the ownership record, drift |
+//! | [`wiring`] | the boundary wiring: the MCP server registered with every agent, boundary [`Mode`] |
 //!
 //! Emitters are pure: a [`contextos_core::PolicySet`] in, [`Output`]s out — no file system.
 //! What a target can only be advised of (guides, scoped conventions) becomes instruction
@@ -31,6 +32,7 @@ pub mod merge;
 pub mod output;
 pub mod protocol;
 mod text;
+pub mod wiring;
 
 #[cfg(test)]
 mod test_support;
@@ -38,5 +40,9 @@ mod test_support;
 pub use agent::Agent;
 pub use emitters::emit;
 pub use hooks::{parse_event, render, render_failure};
-pub use output::{Content, Emitted, JsonPart, Lossy, Output};
-pub use protocol::{Action, Answer, HookEvent, ProtocolError, Rendered};
+pub use output::{Content, Emitted, JsonPart, Lossy, Output, TomlKey};
+pub use protocol::{
+    can_rewrite, render_routed, routed_argv, routed_command, Action, Answer, HookEvent,
+    ProtocolError, Rendered, Route,
+};
+pub use wiring::Mode;

@@ -27,6 +27,18 @@ pub enum Content {
     /// ContextOS's entries in a JSON file people also edit (`.claude/settings.json`,
     /// `.cursor/hooks.json`): user keys and entries are kept, in their order.
     Json { parts: Vec<JsonPart> },
+    /// ContextOS's keys in a TOML file people also edit (`.codex/config.toml`): the user's
+    /// tables, keys and comments are kept as written.
+    Toml { keys: Vec<TomlKey> },
+}
+
+/// One owned key of a shared TOML file: the whole value at `pointer` (RFC 6901 syntax over
+/// TOML's tables: `/mcp_servers/contextos` is `[mcp_servers.contextos]`) is ContextOS's.
+/// Values are JSON data (strings, integers, booleans, arrays, objects as tables).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TomlKey {
+    pub pointer: String,
+    pub value: serde_json::Value,
 }
 
 /// One owned piece of a shared JSON file. Pointers are RFC 6901 JSON pointers.

@@ -6,7 +6,7 @@
 )]
 //! Snapshots of every emitter on the example project: any change to what ContextOS writes
 //! into an agent's configuration shows up as a reviewed diff.
-use contextos_adapters::{emit, Agent, Content};
+use contextos_adapters::{emit, Agent, Content, Mode};
 use contextos_core::build::{build, BuildOptions, PolicySource};
 use contextos_core::ir::Layer;
 use contextos_core::policy::PolicySet;
@@ -33,7 +33,11 @@ fn example_set() -> PolicySet {
 }
 
 fn render(target: Agent) -> String {
-    let e = emit(&example_set(), &[target]);
+    render_in(target, Mode::Guard)
+}
+
+fn render_in(target: Agent, mode: Mode) -> String {
+    let e = emit(&example_set(), &[target], mode);
     let mut s = String::new();
     for o in &e.outputs {
         s.push_str(&format!("===== {} =====\n", o.path));
@@ -43,6 +47,11 @@ fn render(target: Agent) -> String {
             Content::Json { parts } => {
                 s.push_str("[owned JSON parts]\n");
                 s.push_str(&serde_json::to_string_pretty(parts).unwrap());
+                s.push('\n');
+            }
+            Content::Toml { keys } => {
+                s.push_str("[owned TOML keys]\n");
+                s.push_str(&serde_json::to_string_pretty(keys).unwrap());
                 s.push('\n');
             }
         }
@@ -80,5 +89,18 @@ fn every_agent_has_a_snapshot() {
 fn two_runs_are_byte_identical() {
     for t in Agent::ALL {
         assert_eq!(render(t), render(t));
+    }
+}
+
+/// Boundary mode: the same outputs plus Claude Code's native write denies; every other
+/// agent's files are those of guard mode (their registration is emitted in both modes).
+#[test]
+fn boundary_mode_matches_its_snapshots() {
+    insta::assert_snapshot!(
+        "claude_code_boundary",
+        render_in(Agent::Claude, Mode::Boundary)
+    );
+    for t in Agent::ALL.into_iter().filter(|t| *t != Agent::Claude) {
+        assert_eq!(render_in(t, Mode::Boundary), render(t), "{t:?}");
     }
 }

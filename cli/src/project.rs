@@ -14,6 +14,37 @@ pub struct Config {
     pub scan: ScanConfig,
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    #[serde(default)]
+    pub boundary: BoundaryConfig,
+}
+
+/// `[boundary]` in `contextos.toml`: how far `compile` wires the agents into ContextOS.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundaryConfig {
+    /// `guard` (the default) or `boundary`; spanned so a check-time error can point at it.
+    #[serde(default)]
+    pub mode: Option<toml::Spanned<BoundaryMode>>,
+}
+
+/// What the agents' own tools may do.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoundaryMode {
+    /// Today's behaviour: the hook judges each native tool call, which then runs on the host.
+    #[default]
+    Guard,
+    /// The native write tools are denied (writes go through the MCP server) and the agent's
+    /// shell commands are routed into the sandbox.
+    Boundary,
+}
+
+impl BoundaryConfig {
+    pub fn mode(&self) -> BoundaryMode {
+        self.mode
+            .as_ref()
+            .map_or(BoundaryMode::Guard, |m| *m.get_ref())
+    }
 }
 
 /// `[scan]` in contextos.toml: limits and files of `contextos scan --staged`.
@@ -78,6 +109,8 @@ fn default_paths() -> Vec<String> {
 pub struct Project {
     pub root: PathBuf,
     pub config: Config,
+    /// The text of `contextos.toml` (empty without one), for locating later checks.
+    config_text: String,
 }
 
 /// An error the user must fix; the CLI prints it and exits 2.
@@ -98,6 +131,23 @@ pub enum ProjectError {
         col: usize,
         message: String,
     },
+    /// A configuration that parses but cannot work; `help` says how to fix it.
+    #[error("{path}:{line}:{col}: invalid configuration: {message}\nhelp: {help}")]
+    Unusable {
+        path: String,
+        line: usize,
+        col: usize,
+        message: String,
+        help: String,
+    },
+}
+
+/// 1-based line and column of byte offset `at` in `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = text.get(..at).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
 }
 
 impl Project {
@@ -105,24 +155,21 @@ impl Project {
         let root = Project::find_root(explicit)?;
         let cfg_path = root.join("contextos.toml");
         let config = match std::fs::read_to_string(&cfg_path) {
-            Ok(text) => toml::from_str::<Config>(&text).map_err(|e| {
-                let (line, col) = e
-                    .span()
-                    .map(|s| {
-                        let before = text.get(..s.start).unwrap_or("");
-                        let line = before.matches('\n').count() + 1;
-                        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                        (line, col)
-                    })
-                    .unwrap_or((1, 1));
-                ProjectError::Config {
-                    path: "contextos.toml".into(),
-                    line,
-                    col,
-                    message: e.message().to_string(),
-                }
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Ok(text) => {
+                let config = toml::from_str::<Config>(&text).map_err(|e| {
+                    let (line, col) = e.span().map_or((1, 1), |s| line_col(&text, s.start));
+                    ProjectError::Config {
+                        path: "contextos.toml".into(),
+                        line,
+                        col,
+                        message: e.message().to_string(),
+                    }
+                })?;
+                (config, text)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (Config::default(), String::new())
+            }
             Err(e) => {
                 return Err(ProjectError::Io {
                     path: cfg_path.display().to_string(),
@@ -130,7 +177,43 @@ impl Project {
                 })
             }
         };
-        Ok(Project { root, config })
+        let (config, config_text) = config;
+        Ok(Project {
+            root,
+            config,
+            config_text,
+        })
+    }
+
+    /// The configuration's check-time consistency: boundary mode routes every command
+    /// into the sandbox, so without an image to run there every command would fail.
+    pub fn check_config(&self) -> Result<(), ProjectError> {
+        let Some(mode) = &self.config.boundary.mode else {
+            return Ok(());
+        };
+        let unset = self
+            .config
+            .sandbox
+            .image
+            .as_deref()
+            .is_none_or(|i| i.trim().is_empty());
+        if *mode.get_ref() == BoundaryMode::Boundary && unset {
+            let (line, col) = line_col(&self.config_text, mode.span().start);
+            return Err(ProjectError::Unusable {
+                path: "contextos.toml".into(),
+                line,
+                col,
+                message: "`[boundary] mode = \"boundary\"` runs the agents' commands in the \
+                          sandbox, but no sandbox image is configured"
+                    .into(),
+                help: "name one in contextos.toml (`[sandbox] image = \"docker.io/library/\
+                       debian:stable-slim\"`, ideally pinned by digest), or build one locally \
+                       (`docker build -t my-sandbox .`, or `docker import rootfs.tar \
+                       my-sandbox`) and name that"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 
     /// The project directory without reading its configuration: `explicit`, else the

@@ -123,6 +123,10 @@ pub struct Clause {
     pub origin: Origin,
 }
 
+/// The name of `with host {}`: the project sends this exec to the host instead of the
+/// sandbox the agent's commands are otherwise routed into (project policies only).
+pub const HOST_OBLIGATION: &str = "host";
+
 /// A `with NAME { … }` obligation an effect handler must honour before carrying out the action.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ObligationIr {

@@ -38,7 +38,8 @@ use crate::text::guides::{guide_file, path_scoped_guides};
 use crate::text::markdown::md_code;
 use crate::text::rules::{literal_words, sorted_rules};
 use crate::text::yaml::{frontmatter, Fm};
-use crate::{Agent, Content, Emitted, JsonPart, Lossy, Output};
+use crate::wiring::{claude_settings_parts, CLAUDE_WRITE_TOOLS};
+use crate::{Agent, Content, Emitted, JsonPart, Lossy, Mode, Output};
 use contextos_core::glob::head_globs;
 use contextos_core::ir::{CompiledRule, ExecPattern, Word};
 use contextos_core::policy::PolicySet;
@@ -55,7 +56,9 @@ pub(crate) const HOOK_MATCHER: &str =
     "Bash|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|Glob|Grep|WebFetch|mcp__.*";
 const SETTINGS: &str = ".claude/settings.json";
 
-pub fn emit(set: &PolicySet) -> Emitted {
+/// In boundary mode the native write tools are denied outright, so writes go through the
+/// MCP tools; the `.mcp.json` server is enabled in both modes ([`crate::wiring`]).
+pub fn emit(set: &PolicySet, mode: Mode) -> Emitted {
     let mut outputs = vec![Output {
         path: "CLAUDE.md".into(),
         target: Agent::Claude,
@@ -71,7 +74,20 @@ pub fn emit(set: &PolicySet) -> Emitted {
         });
     }
 
-    let perms = permissions(set);
+    let mut perms = permissions(set);
+    if mode == Mode::Boundary {
+        perms
+            .deny
+            .extend(CLAUDE_WRITE_TOOLS.iter().map(|t| (*t).to_string()));
+        // A bare tool in deny already covers every narrower entry for it.
+        let ask = std::mem::take(&mut perms.ask);
+        perms.ask = ask.into_iter().filter(|e| !covered(e)).collect();
+        let deny = std::mem::take(&mut perms.deny);
+        perms.deny = deny
+            .into_iter()
+            .filter(|e| CLAUDE_WRITE_TOOLS.contains(&e.as_str()) || !covered(e))
+            .collect();
+    }
     let items = |s: &BTreeSet<String>| s.iter().cloned().map(Value::String).collect::<Vec<_>>();
     outputs.push(Output {
         path: SETTINGS.into(),
@@ -99,7 +115,10 @@ pub fn emit(set: &PolicySet) -> Emitted {
                     marker: HOOK_COMMAND.into(),
                     items: vec![hook_entry()],
                 },
-            ],
+            ]
+            .into_iter()
+            .chain(claude_settings_parts())
+            .collect(),
         },
     });
     outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
@@ -114,6 +133,13 @@ fn claude_md() -> String {
     "@AGENTS.md\n\nEnforced rules live in `.claude/settings.json` (permissions) and the ContextOS \
      hook (`contextos hook claude`), both generated from the policies in `.contextos/policies/`.\n"
         .into()
+}
+
+/// Whether a permission entry names one of the write tools denied whole in boundary mode.
+fn covered(entry: &str) -> bool {
+    CLAUDE_WRITE_TOOLS
+        .iter()
+        .any(|t| entry == *t || entry.strip_prefix(t).is_some_and(|r| r.starts_with('(')))
 }
 
 /// The `PreToolUse` registration (`hooks.PreToolUse[]` element).
@@ -434,7 +460,7 @@ pub(crate) mod tests {
 @id("fmt") allow exec "cargo fmt *", "cargo x*" because "x";
 "#,
         );
-        let e = emit(&set);
+        let e = emit(&set, Mode::Guard);
         let parts = settings(&e);
         assert_eq!(
             serde_json::to_string(&parts).unwrap(),
@@ -449,7 +475,8 @@ pub(crate) mod tests {
                 {"kind": "items", "pointer": "/permissions/allow", "items": []},
                 {"kind": "hooks", "pointer": "/hooks/PreToolUse", "marker": "contextos hook claude",
                  "items": [{"matcher": HOOK_MATCHER,
-                            "hooks": [{"type": "command", "command": "contextos hook claude", "timeout": 5}]}]}
+                            "hooks": [{"type": "command", "command": "contextos hook claude", "timeout": 5}]}]},
+                {"kind": "items", "pointer": "/enabledMcpjsonServers", "items": ["contextos"]}
             ]))
             .unwrap()
         );
@@ -465,7 +492,7 @@ pub(crate) mod tests {
     #[test]
     fn scoped_guides_become_rule_files() {
         let set = full();
-        let e = emit(&set);
+        let e = emit(&set, Mode::Guard);
         let text = whole_text(&e, ".claude/rules/ctx-layering.md");
         assert_eq!(
             text,
@@ -488,9 +515,9 @@ pub(crate) mod tests {
     #[test]
     fn deterministic() {
         let set = full();
-        assert_eq!(emit(&set), emit(&set));
-        let a = serde_json::to_string(&emit(&set)).unwrap();
-        let b = serde_json::to_string(&emit(&full())).unwrap();
+        assert_eq!(emit(&set, Mode::Guard), emit(&set, Mode::Guard));
+        let a = serde_json::to_string(&emit(&set, Mode::Guard)).unwrap();
+        let b = serde_json::to_string(&emit(&full(), Mode::Guard)).unwrap();
         assert_eq!(a, b);
     }
 
@@ -500,7 +527,7 @@ pub(crate) mod tests {
     #[test]
     fn deny_and_ask_never_become_allow() {
         for set in [stdlib(), full()] {
-            let e = emit(&set);
+            let e = emit(&set, Mode::Guard);
             let parts = settings(&e);
             let (deny, ask, allow) = (
                 items(&parts, "/permissions/deny"),
@@ -627,7 +654,7 @@ pub(crate) mod tests {
     #[test]
     fn user_policy_translation() {
         let set = full();
-        let e = emit(&set);
+        let e = emit(&set, Mode::Guard);
         let p = permissions(&set);
         let notes = notes_by_rule(&p.lossy);
         // Conditioned deny → ask.
@@ -657,6 +684,34 @@ pub(crate) mod tests {
             assert_eq!(l.target, Agent::Claude);
             assert_eq!(l.origin, set.rule(&l.rule).unwrap().origin);
         }
+    }
+
+    /// Boundary mode denies the native write tools whole (the narrower `Edit(…)` entries
+    /// they cover go), keeps every read entry, and changes nothing else.
+    #[test]
+    fn boundary_mode_denies_the_write_tools() {
+        let set = full();
+        let guard = settings(&emit(&set, Mode::Guard));
+        let boundary = settings(&emit(&set, Mode::Boundary));
+        let deny = items(&boundary, "/permissions/deny");
+        for t in CLAUDE_WRITE_TOOLS {
+            assert!(deny.contains(&t.to_string()), "{t}");
+        }
+        for list in ["/permissions/deny", "/permissions/ask"] {
+            let b = items(&boundary, list);
+            assert!(!b.iter().any(|e| e.starts_with("Edit(")), "{b:?}");
+            for e in items(&guard, list) {
+                assert!(e.starts_with("Edit(") || b.contains(&e), "{e} lost");
+            }
+        }
+        assert_eq!(
+            parts_by_pointer(&boundary)["/enabledMcpjsonServers"],
+            parts_by_pointer(&guard)["/enabledMcpjsonServers"]
+        );
+        assert_eq!(
+            parts_by_pointer(&boundary)["/hooks/PreToolUse"],
+            parts_by_pointer(&guard)["/hooks/PreToolUse"]
+        );
     }
 
     #[test]
@@ -700,10 +755,10 @@ pub(crate) mod tests {
 
     #[test]
     fn settings_parts_are_well_formed() {
-        let e = emit(&full());
+        let e = emit(&full(), Mode::Guard);
         let parts = settings(&e);
         let by = parts_by_pointer(&parts);
-        assert_eq!(by.len(), 5);
+        assert_eq!(by.len(), 6);
         for pointer in by.keys() {
             assert!(pointer.starts_with('/'));
         }

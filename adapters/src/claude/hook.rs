@@ -41,13 +41,15 @@ pub(crate) fn parse_envelope(
     let event = req_str(obj, "hook_event_name", &format!("{name} hook"))?.to_owned();
     let can_ask = judged(&event);
     let label = format!("{name} {event}");
-    let (tool, actions) = if can_ask.is_some() {
+    let (tool, actions, tool_input) = if can_ask.is_some() {
         let tool = req_str(obj, "tool_name", &label)?;
         let label = format!("{label} {tool}");
         let input = args_object(obj.get("tool_input"), "tool_input", &label)?;
-        (tool.to_owned(), actions(tool, &input, &label)?)
+        let acts = actions(tool, &input, &label)?;
+        (tool.to_owned(), acts, Some(input))
     } else {
-        observed(obj, "tool_name", "tool_input", &event, actions)
+        let (tool, acts) = observed(obj, "tool_name", "tool_input", &event, actions);
+        (tool, acts, None)
     };
     Ok(HookEvent {
         agent,
@@ -56,6 +58,7 @@ pub(crate) fn parse_envelope(
         cwd: opt_owned(obj, "cwd", &label)?,
         roots: Vec::new(),
         session: loose_str(obj, "session_id"),
+        tool_input,
         can_ask: can_ask.unwrap_or(false),
         observe_only: can_ask.is_none(),
         event,

@@ -73,6 +73,7 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         cwd: opt_owned(obj, "cwd", &label)?,
         roots: Vec::new(),
         session: loose_str(obj, "sessionId").or_else(|| loose_str(obj, "session_id")),
+        tool_input: None,
         // The CLI prompts on `ask`; the cloud agent only processes `deny`, where an `ask`
         // is then simply not enforced — the caller cannot tell the two apart from the input.
         can_ask: judged,

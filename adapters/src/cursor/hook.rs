@@ -91,6 +91,7 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         cwd: opt_owned(obj, "cwd", &label)?,
         roots: str_array(obj, "workspace_roots", &label)?,
         session: loose_str(obj, "conversation_id"),
+        tool_input: None,
         can_ask,
         observe_only,
         event,

@@ -65,6 +65,10 @@ pub enum MergeErrorKind {
     HookMarker { pointer: String, message: String },
     #[error("cannot serialise JSON: {message}")]
     Serialize { message: String },
+    #[error("invalid TOML: {message}; refusing to overwrite")]
+    TomlSyntax { message: String },
+    #[error("{pointer}: {step} is not a table; refusing to overwrite")]
+    TomlNotTable { pointer: String, step: String },
     #[error("invalid ownership record: {message}")]
     RecordSyntax {
         line: usize,
@@ -143,6 +147,8 @@ impl MergeErrorKind {
             MergeErrorKind::JsonPartsOverlap { .. } => "emit.json.parts-overlap",
             MergeErrorKind::HookMarker { .. } => "emit.json.hook-marker",
             MergeErrorKind::Serialize { .. } => "emit.json.serialize",
+            MergeErrorKind::TomlSyntax { .. } => "emit.toml.syntax",
+            MergeErrorKind::TomlNotTable { .. } => "emit.toml.not-table",
             MergeErrorKind::RecordSyntax { .. } => "emit.ownership.syntax",
             MergeErrorKind::RecordVersion { .. } => "emit.ownership.version",
             MergeErrorKind::RecordField { .. } => "emit.ownership.field",

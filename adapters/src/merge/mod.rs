@@ -7,6 +7,8 @@
 //!   non-object root are refused).
 //! - [`owned_json`]: ContextOS's keys, array items and hook registrations in a JSON file
 //!   ([`apply_json`]), recorded in [`OwnedJson`] so entries of removed rules are retracted.
+//! - `owned_toml`: ContextOS's keys in a TOML file, edited in place (comments kept),
+//!   recorded like owned JSON.
 //! - [`ownership`]: the ownership record `.contextos/ownership.json` ([`OwnershipRecord`],
 //!   [`render_record`], [`parse_record`], [`StoredRecord`]): which files (or parts)
 //!   ContextOS owns and the hashes of the bytes it wrote.
@@ -19,6 +21,7 @@ pub mod block;
 pub mod error;
 pub mod markers;
 pub mod owned_json;
+mod owned_toml;
 pub mod ownership;
 pub mod plan;
 pub mod strict_json;

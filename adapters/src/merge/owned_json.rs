@@ -42,7 +42,7 @@ impl OwnedJson {
     }
 }
 
-fn parse_pointer(pointer: &str) -> Result<Vec<String>, MergeError> {
+pub(crate) fn parse_pointer(pointer: &str) -> Result<Vec<String>, MergeError> {
     let bad = |message: &str| {
         MergeError::from(MergeErrorKind::JsonPointer {
             pointer: pointer.to_string(),
@@ -75,7 +75,7 @@ fn parse_pointer(pointer: &str) -> Result<Vec<String>, MergeError> {
         .collect()
 }
 
-fn pointer_string(segs: &[String]) -> String {
+pub(crate) fn pointer_string(segs: &[String]) -> String {
     segs.iter()
         .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
         .collect()

@@ -31,6 +31,8 @@ pub enum FileKind {
     Block,
     /// Owned entries of a JSON file ([`Content::Json`]).
     Json,
+    /// Owned keys of a TOML file ([`Content::Toml`]).
+    Toml,
 }
 
 impl FileKind {
@@ -39,6 +41,7 @@ impl FileKind {
             FileKind::Whole => "whole",
             FileKind::Block => "block",
             FileKind::Json => "json",
+            FileKind::Toml => "toml",
         }
     }
 }
@@ -142,8 +145,10 @@ pub fn parse_record(text: &str) -> Result<OwnershipRecord, MergeError> {
                 "{path}: hashes must be 64 lowercase hex digits"
             )));
         }
-        if f.owned.is_some() && f.kind != FileKind::Json {
-            return Err(field(format!("{path}: only a json file has owned entries")));
+        if f.owned.is_some() && !matches!(f.kind, FileKind::Json | FileKind::Toml) {
+            return Err(field(format!(
+                "{path}: only a json or toml file has owned entries"
+            )));
         }
     }
     Ok(record)

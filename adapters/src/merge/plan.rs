@@ -5,13 +5,14 @@
 
 use super::block::{apply_block, read_block, remove_block};
 use super::error::{MergeError, MergeErrorKind};
-use super::owned_json::merge_json;
+use super::owned_json::{merge_json, JsonMerge, OwnedJson};
+use super::owned_toml::merge_toml;
 use super::ownership::{
     matches_record, recorded, FileKind, OwnershipRecord, RecordedFile, StoredRecord,
     LEGACY_RECORD_PATH, RECORD_PATH, RECORD_VERSION,
 };
 use super::text::normalize;
-use crate::{Agent, Content, JsonPart, Output};
+use crate::{Agent, Content, JsonPart, Output, TomlKey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -235,14 +236,33 @@ impl Planner<'_> {
     }
 
     fn json(&mut self, at: Slot<'_>, parts: &[JsonPart]) -> Result<(), MergeError> {
+        self.owned(at, FileKind::Json, |base, prev| {
+            merge_json(base, parts, prev)
+        })
+    }
+
+    fn toml(&mut self, at: Slot<'_>, keys: &[TomlKey]) -> Result<(), MergeError> {
+        self.owned(at, FileKind::Toml, |base, prev| {
+            merge_toml(base, keys, prev)
+        })
+    }
+
+    /// Owned entries of a structured file (JSON or TOML): merged by `merge` over the file
+    /// on disk and what the old record says ContextOS owned there.
+    fn owned(
+        &mut self,
+        at: Slot<'_>,
+        kind: FileKind,
+        merge: impl Fn(Option<&str>, &OwnedJson) -> Result<JsonMerge, MergeError>,
+    ) -> Result<(), MergeError> {
         let Slot { path, gen, old } = at;
         let cur = self.current(path)?;
         let prev = old
-            .filter(|o| o.kind == FileKind::Json)
+            .filter(|o| o.kind == kind)
             .and_then(|o| o.owned.clone())
             .unwrap_or_default();
         let base = Self::merge_base(cur, old);
-        let m = merge_json(base, parts, &prev).map_err(|e| e.with_path(path))?;
+        let m = merge(base, &prev).map_err(|e| e.with_path(path))?;
         if m.delete {
             // Nothing of ContextOS's is wanted, and the file was its own.
             if cur.is_some() {
@@ -275,10 +295,8 @@ impl Planner<'_> {
                 m.text
             }
         };
-        self.files.insert(
-            path.into(),
-            recorded(gen, FileKind::Json, Some(m.owned), &text),
-        );
+        self.files
+            .insert(path.into(), recorded(gen, kind, Some(m.owned), &text));
         Ok(())
     }
 
@@ -319,9 +337,14 @@ impl Planner<'_> {
                     );
                 }
             }
-            FileKind::Json => {
+            FileKind::Json | FileKind::Toml => {
                 let prev = old.owned.clone().unwrap_or_default();
-                let m = merge_json(Some(cur), &[], &prev).map_err(|e| e.with_path(path))?;
+                let m = if old.kind == FileKind::Json {
+                    merge_json(Some(cur), &[], &prev)
+                } else {
+                    merge_toml(Some(cur), &[], &prev)
+                }
+                .map_err(|e| e.with_path(path))?;
                 if m.delete {
                     self.delete(
                         path,
@@ -413,6 +436,7 @@ pub fn plan_targets(
                 Content::Whole { text } => p.whole(at, text)?,
                 Content::Block { text } => p.block(at, text)?,
                 Content::Json { parts } => p.json(at, parts)?,
+                Content::Toml { keys } => p.toml(at, keys)?,
             }
         } else {
             let names: Vec<&str> = outs.iter().map(|o| o.target.as_str()).collect();

@@ -38,6 +38,10 @@ pub struct HookEvent {
     /// Project roots if sent (Cursor `workspace_roots`; Claude's `cwd` is not a root).
     pub roots: Vec<String>,
     pub session: Option<String>,
+    /// The tool's input object as sent, for the dialects whose answer can replace it
+    /// (Claude Code's `updatedInput` replaces the whole input, so a rewrite keeps every
+    /// other field); `None` for the others.
+    pub tool_input: Option<serde_json::Map<String, serde_json::Value>>,
     /// Whether this event/target honours "ask".
     pub can_ask: bool,
     /// True when the event cannot veto at all (afterFileEdit, postToolUse…): answer nothing.

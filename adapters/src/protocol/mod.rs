@@ -28,6 +28,8 @@ pub(crate) mod dialect;
 pub mod event;
 pub(crate) mod fields;
 pub mod patch;
+pub mod route;
 
 pub use answer::{Answer, Rendered};
 pub use event::{Action, HookEvent, ProtocolError};
+pub use route::{can_rewrite, render_routed, routed_argv, routed_command, Route};

@@ -120,6 +120,7 @@ pub(crate) fn ev(agent: Agent, event: &str, can_ask: bool) -> HookEvent {
         cwd: None,
         roots: vec![],
         session: None,
+        tool_input: None,
         can_ask,
         observe_only: false,
     }

@@ -14,6 +14,7 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     let project = ctx.project()?;
+    project.check_config()?;
     let out = project.build_policies()?;
     let errors = out
         .diagnostics

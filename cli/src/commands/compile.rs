@@ -45,6 +45,7 @@ fn blocking(plan: &Plan) -> Vec<&Drift> {
 pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> {
     let targets = targets(&args.target)?;
     let project = ctx.project()?;
+    project.check_config()?;
     let (_out, set) = ctx.load()?;
     let (emitted, plan, seen) = prepare(&project, &set, &targets)?;
     // Lossy translations are reported when outputs are (re)written or previewed; a

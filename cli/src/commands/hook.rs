@@ -6,16 +6,26 @@
 //! an invalid policy, an internal error, running out of time — is answered with the
 //! agent's blocking form (fail closed). Every judged event is appended to the
 //! hash-chained decision log.
+//!
+//! In boundary mode (`[boundary] mode = "boundary"`), what the verdict lets through is
+//! kept off the host: a shell command is routed into the agent's sandbox session (Claude
+//! Code: rewritten; other agents: denied with a pointer to the MCP `run` tool), unless
+//! every part of it was decided by the project's `with host` rules or the person turned on
+//! host-unsafe mode in their user configuration; a native file write is denied with a
+//! pointer to the MCP write tools.
 
 use crate::hook::judge::{judge, Judgement, Place};
 use crate::policy_cache::{self, Loaded};
-use crate::project::Project;
+use crate::project::{BoundaryMode, Project};
+use crate::support::user_config::user_config;
 use crate::support::{CliError, Context, Exit};
 use contextos_engine::effects::decision_log::{self, DecisionRecord, LogError, LogOptions};
 use contextos_engine::effects::user_key::{self, UserKey};
 use contextos_engine::emit::{
-    parse_event, render, render_failure, Action, Agent, Answer, HookEvent, Rendered,
+    can_rewrite, parse_event, render, render_failure, render_routed, wiring, Action, Agent, Answer,
+    HookEvent, Rendered, Route,
 };
+use contextos_engine::PathOp;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -195,22 +205,127 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
             &message,
         );
     }
+    let boundary = match boundary(&project) {
+        Ok(b) => b,
+        Err(message) => {
+            return fail_logged(
+                agent,
+                &project.root,
+                &ev,
+                opts,
+                started,
+                "boundary-config",
+                &message,
+            )
+        }
+    };
+    // Claude's PermissionRequest comes after its PreToolUse has already routed the
+    // command: what it shows is the routed command, answered as usual.
+    let route_shell = boundary.routing && ev.event != "PermissionRequest" && is_shell(&ev);
     let place = Place::new(&project.root, ev.cwd.as_deref());
-    let judgement = judge(&set, &place, &ev.actions, opts.role.as_deref());
+    let judgement = judge(&set, &place, &ev.actions, opts.role.as_deref(), route_shell);
     let mut ans = judgement.answer();
     // Claude's PermissionRequest fires while the user is being asked: saying nothing lets
     // that prompt stand, which is what `ask` means (its protocol cannot answer `ask`).
     if ev.event == "PermissionRequest" && matches!(ans, Answer::Ask { .. }) {
         ans = Answer::Pass;
     }
+    let denied = matches!(ans, Answer::Deny { .. });
+    // What goes out: the usual verdict first; in boundary mode what it lets through is
+    // routed into the sandbox (or, for a native file write, sent to the MCP tools).
+    let (rendered, routed) = if route_shell && !denied && !judgement.host_only() {
+        match route(&ev) {
+            Ok(r) => {
+                let out = render_routed(&ev, &ans, &r);
+                let rewritten = ev.tool_input.is_some()
+                    && can_rewrite(ev.agent, &ev.event, &ev.tool)
+                    && !matches!(ans, Answer::Ask { .. } if !ev.can_ask);
+                if !rewritten {
+                    ans = Answer::Deny {
+                        reason: wiring::run_tool_hint(),
+                    };
+                }
+                (out, rewritten)
+            }
+            Err(message) => {
+                return fail_logged(agent, &project.root, &ev, opts, started, "route", &message)
+            }
+        }
+    } else if boundary.mode == BoundaryMode::Boundary && !denied && writes_natively(&ev) {
+        ans = Answer::Deny {
+            reason: wiring::write_tool_hint(),
+        };
+        (render(&ev, &ans), false)
+    } else {
+        (render(&ev, &ans), false)
+    };
     if !opts.no_log {
-        if let Err(e) = log(&project.root, agent, &ev, &judgement, &ans, started) {
+        if let Err(e) = log(&project.root, agent, &ev, &judgement, &ans, routed, started) {
             // The verdict stands; a log that cannot be written is reported, not fatal:
             // blocking every action would let anyone who can break the log stop all work.
             eprintln!("contextos: warning: the decision was not logged: {e}");
         }
     }
-    render(&ev, &ans)
+    rendered
+}
+
+/// The project's boundary mode, and whether shell commands are routed into the sandbox:
+/// in boundary mode unless the person turned on host-unsafe mode in their own user
+/// configuration (never the repository). A configuration that cannot be used is the
+/// reason to block.
+struct Boundary {
+    mode: BoundaryMode,
+    routing: bool,
+}
+
+fn boundary(project: &Project) -> Result<Boundary, String> {
+    let mode = project.config.boundary.mode();
+    if mode == BoundaryMode::Guard {
+        return Ok(Boundary {
+            mode,
+            routing: false,
+        });
+    }
+    project
+        .check_config()
+        .map_err(|e| format!("ContextOS: {e}"))?;
+    let (_, user) = user_config(&project.root).map_err(|e| format!("ContextOS: {e}"))?;
+    Ok(Boundary {
+        mode,
+        routing: !user.run.host_unsafe,
+    })
+}
+
+/// Whether the event is one shell command line.
+fn is_shell(ev: &HookEvent) -> bool {
+    matches!(ev.actions.as_slice(), [Action::Shell { .. }])
+}
+
+/// Whether the event is a native file tool changing files (not a shell command).
+fn writes_natively(ev: &HookEvent) -> bool {
+    ev.actions
+        .iter()
+        .any(|a| matches!(a, Action::Path { op, .. } if *op != PathOp::Read))
+}
+
+/// Where a routed command goes: this very executable (the one the agent's hook entry
+/// started, so the same installation runs the command) and the agent's session.
+fn route(ev: &HookEvent) -> Result<Route, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("ContextOS cannot route the command into the sandbox: {e}"))?;
+    let exe = exe.to_str().ok_or_else(|| {
+        format!(
+            "ContextOS cannot route the command into the sandbox: its own path {} is not UTF-8",
+            exe.display()
+        )
+    })?;
+    let session = ev.session.as_deref().filter(|s| !s.is_empty()).ok_or(
+        "ContextOS cannot route the command into the sandbox: the agent sent no session id",
+    )?;
+    Ok(Route {
+        exe: exe.to_owned(),
+        session: session.to_owned(),
+    })
 }
 
 /// The blocking form, recorded in the decision log as a fail-closed deny.
@@ -230,12 +345,13 @@ fn fail_logged(
                 explicit: true,
                 reason: message.to_string(),
                 rules: vec![format!("fail-closed:{cause}")],
+                host: false,
             }],
         };
         let ans = Answer::Deny {
             reason: message.to_string(),
         };
-        if let Err(e) = log(root, agent, ev, &j, &ans, started) {
+        if let Err(e) = log(root, agent, ev, &j, &ans, false, started) {
             eprintln!("contextos: warning: the decision was not logged: {e}");
         }
     }
@@ -279,6 +395,7 @@ fn log(
     ev: &HookEvent,
     j: &Judgement,
     ans: &Answer,
+    routed: bool,
     started: Instant,
 ) -> Result<(), LogError> {
     let actions: Vec<serde_json::Value> = ev
@@ -303,7 +420,11 @@ fn log(
         agent: agent.as_str().to_string(),
         event: ev.event.clone(),
         tool: ev.tool.clone(),
-        request: serde_json::json!({ "actions": actions, "session": ev.session }),
+        request: if routed {
+            serde_json::json!({ "actions": actions, "session": ev.session, "routed": "sandbox" })
+        } else {
+            serde_json::json!({ "actions": actions, "session": ev.session })
+        },
         verdict: verdict.to_string(),
         rules: j.rules(),
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),

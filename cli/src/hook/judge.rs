@@ -8,6 +8,7 @@
 //! - `allow` only when every part was allowed by an explicit allow rule;
 //! - nothing at all when no rule spoke, so the agent's own permission flow decides.
 
+use contextos_engine::core::ir::HOST_OBLIGATION;
 use contextos_engine::effects::landing::{landing, Landing};
 use contextos_engine::emit::{Action, Answer};
 use contextos_engine::ShellBase;
@@ -30,6 +31,9 @@ pub struct Part {
     pub explicit: bool,
     pub reason: String,
     pub rules: Vec<String>,
+    /// Every rule that decided it sends the command to the host (`with host {}`): in
+    /// boundary mode such a part is not routed into the sandbox.
+    pub host: bool,
 }
 
 /// Where the project is, in every spelling an agent may use for it.
@@ -85,6 +89,12 @@ impl Judgement {
         self.parts.iter().map(|p| p.verdict).max()
     }
 
+    /// Whether every part was decided by `with host` rules (and there is a part): the
+    /// line then runs on the host, as the project's own policies asked.
+    pub fn host_only(&self) -> bool {
+        !self.parts.is_empty() && self.parts.iter().all(|p| p.host)
+    }
+
     pub fn rules(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .parts
@@ -126,12 +136,22 @@ impl Judgement {
     }
 }
 
-fn part_of(d: &Decision) -> Part {
+/// One decision as a part. `routed`: the command will run in the sandbox session (boundary
+/// mode), so a sandbox obligation is honoured there rather than turned into an ask.
+fn part_of(set: &PolicySet, d: &Decision, routed: bool) -> Part {
     let explicit = !d.default_applied || d.rejection.is_some() || d.verdict == Effect::Deny;
     let subject = subject(&d.request);
+    let host = d.verdict != Effect::Deny
+        && d.rejection.is_none()
+        && !d.decided_by.is_empty()
+        && d.decided_by.iter().all(|h| {
+            set.rule(&h.id)
+                .is_some_and(|r| r.obligations.iter().any(|o| o.name == HOST_OBLIGATION))
+        });
     // An allow that holds only inside the sandbox does not hold for the agent's own host
     // shell: a human decides instead (never widen).
-    if d.verdict != Effect::Deny && d.obligations.iter().any(|o| o.name == "sandbox") {
+    let on_host = !routed || host;
+    if on_host && d.verdict != Effect::Deny && d.obligations.iter().any(|o| o.name == "sandbox") {
         return Part {
             verdict: Effect::Ask,
             explicit: true,
@@ -144,6 +164,7 @@ fn part_of(d: &Decision) -> Part {
                     .join(", ")
             ),
             rules: d.decided_by.iter().map(|h| h.id.clone()).collect(),
+            host,
         };
     }
     let reason = if let Some(r) = &d.rejection {
@@ -170,6 +191,7 @@ fn part_of(d: &Decision) -> Part {
         explicit,
         reason,
         rules: d.decided_by.iter().map(|h| h.id.clone()).collect(),
+        host,
     }
 }
 
@@ -196,6 +218,7 @@ fn rejected(op: PathOp, path: &str, code: &str, message: String) -> Part {
         explicit: true,
         reason: format!("{} `{path}`: {message} [{code}]", op.as_str()),
         rules: Vec::new(),
+        host: false,
     }
 }
 
@@ -223,14 +246,21 @@ fn judge_path(
     }
     let req = Request::path(op, path).with_role(role.map(str::to_string));
     let d = set.decide(&req, EvalOptions::default());
-    out.push(part_of(&d));
+    out.push(part_of(set, &d, false));
     if let Ok(canonical) = canon::canonical_path(path) {
         judge_link_only(set, place, op, &canonical, role, out);
     }
 }
 
-/// Decides every action of a hook event.
-pub fn judge(set: &PolicySet, place: &Place, actions: &[Action], role: Option<&str>) -> Judgement {
+/// Decides every action of a hook event. `routed`: shell commands will run in the sandbox
+/// session (boundary mode), not on the host.
+pub fn judge(
+    set: &PolicySet,
+    place: &Place,
+    actions: &[Action],
+    role: Option<&str>,
+    routed: bool,
+) -> Judgement {
     let mut parts = Vec::new();
     for a in actions {
         match a {
@@ -250,10 +280,11 @@ pub fn judge(set: &PolicySet, place: &Place, actions: &[Action], role: Option<&s
                         explicit: true,
                         reason: format!("`{}`: {} [{}]", line, r.message, r.code),
                         rules: Vec::new(),
+                        host: false,
                     });
                 }
                 for p in &d.parts {
-                    parts.push(part_of(p));
+                    parts.push(part_of(set, p, routed));
                     // A file the command writes may sit behind a symbolic link.
                     if let contextos_engine::RequestKind::Path(pr) = &p.request.kind {
                         if let Ok(c) = canon::canonical_path(&pr.path) {
@@ -276,6 +307,7 @@ pub fn judge(set: &PolicySet, place: &Place, actions: &[Action], role: Option<&s
                     "`{line}`: PowerShell command lines are not analysed by ContextOS [exec.powershell]"
                 ),
                 rules: Vec::new(),
+                host: false,
             }),
             Action::Fetch { .. } | Action::Mcp { .. } => {}
         }
@@ -297,7 +329,11 @@ fn judge_link_only(
         Landing::Same => {}
         Landing::Inside(real) => {
             let req = Request::path(op, real).with_role(role.map(str::to_string));
-            out.push(part_of(&set.decide(&req, EvalOptions::default())));
+            out.push(part_of(
+                set,
+                &set.decide(&req, EvalOptions::default()),
+                false,
+            ));
         }
         Landing::Outside(dest) => out.push(rejected(
             op,

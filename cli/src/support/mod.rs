@@ -13,6 +13,7 @@ pub mod exit;
 pub mod format;
 pub mod outputs;
 pub mod run_records;
+pub mod user_config;
 
 pub use context::Context;
 pub use error::CliError;

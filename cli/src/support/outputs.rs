@@ -2,10 +2,10 @@
 //! disk and the ownership record `.contextos/ownership.json`. `compile` writes the plan; `gate`
 //! checks that it is empty.
 
-use crate::project::Project;
+use crate::project::{BoundaryMode, Project};
 use crate::support::CliError;
 use contextos_engine::emit::merge::{self, Current, DriftClass, Plan, StoredRecord};
-use contextos_engine::emit::{emit, Agent, Emitted};
+use contextos_engine::emit::{emit, Agent, Emitted, Mode};
 use contextos_engine::PolicySet;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -75,6 +75,14 @@ pub fn read_text(root: &Path, rel: &str) -> Result<Option<String>, CliError> {
     }
 }
 
+/// The emitters' wiring mode from `[boundary] mode` (so `compile` and `gate` agree).
+fn boundary_mode(project: &Project) -> Mode {
+    match project.config.boundary.mode() {
+        BoundaryMode::Guard => Mode::Guard,
+        BoundaryMode::Boundary => Mode::Boundary,
+    }
+}
+
 /// Emits and plans; nothing is written.
 /// What was on disk when planning, so the writes can insist it is still there.
 pub type Seen = BTreeMap<String, Option<String>>;
@@ -84,7 +92,7 @@ pub fn prepare(
     set: &PolicySet,
     targets: &[Agent],
 ) -> Result<(Emitted, Plan, Seen), CliError> {
-    let emitted = emit(set, targets);
+    let emitted = emit(set, targets, boundary_mode(project));
     let old = StoredRecord::read(
         read_text(&project.root, OWNERSHIP_RECORD)?.as_deref(),
         read_text(&project.root, LEGACY_RECORD_PATH)?.as_deref(),

@@ -1,0 +1,161 @@
+//! The boundary wiring `compile` adds to every agent: ContextOS's MCP server registered in
+//! the agent's own MCP configuration, and, in boundary mode, what keeps the agent's native
+//! tools from reaching the host.
+//!
+//! Registration is emitted in both modes. In guard mode the MCP tools are simply available
+//! (the hook still judges the native tools, which run on the host as before); in boundary
+//! mode they are the only way to write, because the native write tools are denied (natively
+//! where the agent can express it, by the hook elsewhere) and shell commands are routed into
+//! the sandbox by the hook.
+
+use crate::{Agent, Content, JsonPart, Output, TomlKey};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// How far the agents are wired into ContextOS (`[boundary] mode` in `contextos.toml`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The hook judges every native tool call; what it allows runs on the host.
+    #[default]
+    Guard,
+    /// Native writes are denied and go through the MCP tools; shell commands are routed
+    /// into the sandbox.
+    Boundary,
+}
+
+/// The server name every agent knows ContextOS's MCP server by (Claude's tools then read
+/// `mcp__contextos__write_file`, and the hook's deny messages name it).
+pub const MCP_SERVER: &str = "contextos";
+/// The program the agents start for the MCP server: looked up on `PATH`, like the hook
+/// commands, so one configuration works on every machine it is committed to.
+pub const MCP_COMMAND: &str = "contextos";
+/// Its arguments.
+pub const MCP_ARGS: [&str; 1] = ["mcp"];
+
+/// Claude Code's native file-writing tools, denied in boundary mode so that every write
+/// goes through the MCP tools (and so through the journal and the path verdicts).
+pub const CLAUDE_WRITE_TOOLS: [&str; 4] = ["Edit", "MultiEdit", "NotebookEdit", "Write"];
+
+/// The stdio server entry; `typed` adds `"type": "stdio"` for the files whose schema has
+/// it (Claude Code's `.mcp.json`, VS Code's `.vscode/mcp.json`).
+fn server(typed: bool) -> Value {
+    let mut v = json!({"command": MCP_COMMAND, "args": MCP_ARGS});
+    if typed {
+        if let Some(m) = v.as_object_mut() {
+            m.insert("type".into(), Value::String("stdio".into()));
+            m.sort_keys();
+        }
+    }
+    v
+}
+
+fn json_key(path: &str, target: Agent, pointer: &str, value: Value) -> Output {
+    Output {
+        path: path.into(),
+        target,
+        content: Content::Json {
+            parts: vec![JsonPart::Key {
+                pointer: pointer.into(),
+                value,
+            }],
+        },
+    }
+}
+
+/// The files the registration adds for `agent`, beside its emitter's own outputs. Claude
+/// Code's enable setting goes into its `.claude/settings.json` output (see
+/// [`claude_settings_parts`]), since one path has one output.
+pub fn registration(agent: Agent) -> Vec<Output> {
+    let pointer = format!("/mcpServers/{MCP_SERVER}");
+    match agent {
+        Agent::Claude => vec![json_key(".mcp.json", agent, &pointer, server(true))],
+        Agent::Cursor => vec![json_key(".cursor/mcp.json", agent, &pointer, server(false))],
+        // Copilot in VS Code reads `.vscode/mcp.json`, keyed `servers`.
+        Agent::Copilot => vec![json_key(
+            ".vscode/mcp.json",
+            agent,
+            &format!("/servers/{MCP_SERVER}"),
+            server(true),
+        )],
+        Agent::Codex => vec![Output {
+            path: ".codex/config.toml".into(),
+            target: agent,
+            content: Content::Toml {
+                keys: vec![TomlKey {
+                    pointer: format!("/mcp_servers/{MCP_SERVER}"),
+                    value: server(false),
+                }],
+            },
+        }],
+        // Gemini CLI has no target of its own; it reads the same instructions as the
+        // other `AGENTS.md` agents, so its registration rides with that target.
+        Agent::AgentsMd => vec![json_key(
+            ".gemini/settings.json",
+            agent,
+            &pointer,
+            server(false),
+        )],
+    }
+}
+
+/// ContextOS's extra parts of `.claude/settings.json`: the setting that enables the
+/// `.mcp.json` server (project servers otherwise wait for each user's approval).
+pub fn claude_settings_parts() -> Vec<JsonPart> {
+    vec![JsonPart::Items {
+        pointer: "/enabledMcpjsonServers".into(),
+        items: vec![Value::String(MCP_SERVER.into())],
+    }]
+}
+
+/// The tool-name message for agents whose hook cannot rewrite a command: the model is
+/// told where the same command can run.
+pub fn run_tool_hint() -> String {
+    format!(
+        "ContextOS runs in boundary mode: shell commands do not run on the host. Call the \
+         `run` tool of the `{MCP_SERVER}` MCP server with the same command line instead; it \
+         runs in the project's sandbox and brings the changes back through the policies."
+    )
+}
+
+/// The message for a native file write in boundary mode.
+pub fn write_tool_hint() -> String {
+    format!(
+        "ContextOS runs in boundary mode: the agent's own file tools do not write to the \
+         host. Use the `write_file`, `edit_file` or `apply_patch` tool of the `{MCP_SERVER}` \
+         MCP server instead; it writes through the journal under the same policies."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_registers_the_same_server() {
+        for agent in Agent::ALL {
+            let outs = registration(agent);
+            assert_eq!(outs.len(), 1, "{agent:?}");
+            let value = match &outs[0].content {
+                Content::Json { parts } => match &parts[..] {
+                    [JsonPart::Key { value, pointer }] => {
+                        assert!(pointer.ends_with("/contextos"), "{pointer}");
+                        value.clone()
+                    }
+                    other => panic!("{other:?}"),
+                },
+                Content::Toml { keys } => keys[0].value.clone(),
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(value["command"], "contextos");
+            assert_eq!(value["args"], json!(["mcp"]));
+        }
+    }
+
+    #[test]
+    fn typed_entries_say_stdio() {
+        assert_eq!(server(true)["type"], "stdio");
+        assert!(server(false).get("type").is_none());
+        assert!(run_tool_hint().contains("`run` tool of the `contextos` MCP server"));
+    }
+}
