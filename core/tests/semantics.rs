@@ -304,7 +304,10 @@ fn a_contained_base_judges_only_the_files_that_land_in_the_project() {
     assert_eq!(on(&sandbox, line), Effect::Allow);
     assert_eq!(on(&sandbox, "echo hi > ~/.bashrc"), Effect::Allow);
     // A file that lands in the project is still judged, by either spelling.
-    assert_eq!(on(&sandbox, "echo x > /workspace/.git/hooks/pre-commit"), Effect::Deny);
+    assert_eq!(
+        on(&sandbox, "echo x > /workspace/.git/hooks/pre-commit"),
+        Effect::Deny
+    );
     assert_eq!(on(&sandbox, "echo x > .git/hooks/pre-commit"), Effect::Deny);
     assert_eq!(on(&sandbox, "echo x > /workspace/src/a.rs"), Effect::Allow);
     // A target known only at run time is left to the changeset check in the sandbox,

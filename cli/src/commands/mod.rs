@@ -13,6 +13,6 @@ pub mod lock;
 pub mod log;
 pub mod plugin;
 pub mod run;
-pub mod session;
 pub mod scan;
+pub mod session;
 pub mod test;

@@ -76,6 +76,7 @@ mod imp {
     use crate::project::Project;
     use crate::support::changeset::{self, Op, Planned};
     use crate::support::run_records::{RUNS_DIR, SESSIONS_DIR};
+    use crate::support::user_config::user_config;
     use crate::support::Format;
     use crate::support::{CliError, Context, Exit};
     use contextos_engine::decision::ShellDecision;
@@ -89,73 +90,11 @@ mod imp {
     use contextos_engine::effects::sandbox::workspace::{excluded, RunDir, WORKSPACE_MOUNT};
     use contextos_engine::{Effect, EvalOptions, PathOp, Request, ShellOptions};
     use contextos_engine::{PolicySet, ShellBase};
-    use serde::{Deserialize, Serialize};
+    use serde::Serialize;
     use serde_json::{json, Value};
     use std::io::{IsTerminal, Write};
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
     use std::sync::atomic::AtomicBool;
-
-    /// The user-scope configuration (`$XDG_CONFIG_HOME/contextos/config.toml`, else
-    /// `~/.config/contextos/config.toml`): the only place host-unsafe mode can be switched
-    /// on without a flag. A repository's `contextos.toml` never can.
-    #[derive(Debug, Default, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct UserConfig {
-        #[serde(default)]
-        run: UserRun,
-    }
-
-    #[derive(Debug, Default, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct UserRun {
-        #[serde(default)]
-        host_unsafe: bool,
-    }
-
-    fn user_config_path() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-        Some(base.join("contextos/config.toml"))
-    }
-
-    /// Reads the user config. A file inside the project is refused: that would let the
-    /// repository speak for the user.
-    fn user_config(project_root: &Path) -> Result<(Option<PathBuf>, UserConfig), CliError> {
-        let Some(path) = user_config_path() else {
-            return Ok((None, UserConfig::default()));
-        };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok((None, UserConfig::default()))
-            }
-            Err(e) => return Err(CliError::io(format!("cannot read {}", path.display()), e)),
-        };
-        let inside = match (
-            std::fs::canonicalize(&path),
-            std::fs::canonicalize(project_root),
-        ) {
-            (Ok(c), Ok(r)) => c.starts_with(&r),
-            _ => true,
-        };
-        if inside {
-            return Err(CliError::Input(format!(
-                "{} lies inside the project: the user configuration must live outside the \
-                 repository (a repository cannot choose host-unsafe mode)",
-                path.display()
-            )));
-        }
-        let cfg = toml::from_str(&text).map_err(|e| {
-            CliError::Input(format!(
-                "{}: invalid configuration: {}",
-                path.display(),
-                e.message()
-            ))
-        })?;
-        Ok((Some(path), cfg))
-    }
 
     fn confirm(question: &str) -> bool {
         if !std::io::stdin().is_terminal() {
@@ -287,7 +226,10 @@ mod imp {
         // project's `x`, and every other absolute path is the container's own.
         let line = contextos_engine::shell::quote(&args.argv);
         let cwd = workdir(&project.root);
-        let mut roots = vec![WORKSPACE_MOUNT.to_string(), project.root.display().to_string()];
+        let mut roots = vec![
+            WORKSPACE_MOUNT.to_string(),
+            project.root.display().to_string(),
+        ];
         if let Ok(c) = project.root.canonicalize() {
             roots.push(c.display().to_string());
         }
@@ -628,9 +570,10 @@ mod imp {
         }
         if one_shot {
             if let Err(e) = session.close() {
-                report
-                    .warnings
-                    .push(format!("the one-shot session could not be removed: {}", e.message));
+                report.warnings.push(format!(
+                    "the one-shot session could not be removed: {}",
+                    e.message
+                ));
             }
         }
         finish(ctx, &project.root, report, code, None)
@@ -641,9 +584,10 @@ mod imp {
     fn settle_failure(report: &mut Report, session: Session<'_>, one_shot: bool) -> Exit {
         if one_shot {
             if let Err(e) = session.close() {
-                report
-                    .warnings
-                    .push(format!("the one-shot session could not be removed: {}", e.message));
+                report.warnings.push(format!(
+                    "the one-shot session could not be removed: {}",
+                    e.message
+                ));
             }
         }
         Exit::Unverified
