@@ -28,26 +28,24 @@ pub struct Route {
 }
 
 /// The argv of a routed line: exactly what the sandbox session is asked to run.
-pub fn routed_argv(route: &Route, line: &str) -> Vec<String> {
-    [
-        route.exe.as_str(),
-        "run",
-        "--session",
-        route.session.as_str(),
-        "--",
-        "/bin/sh",
-        "-c",
-        line,
-    ]
-    .map(str::to_owned)
-    .to_vec()
+/// `approved`: the hook answers `ask`, so the agent runs the command only after a person
+/// approved it in the agent's own dialog — `--approved` tells `contextos run` that its
+/// exec `ask` was confirmed (the asks of the command's changes still need their own).
+pub fn routed_argv(route: &Route, line: &str, approved: bool) -> Vec<String> {
+    let mut argv = vec![route.exe.clone(), "run".into()];
+    argv.extend(["--session".to_string(), route.session.clone()]);
+    if approved {
+        argv.push("--approved".into());
+    }
+    argv.extend(["--", "/bin/sh", "-c", line].map(str::to_owned));
+    argv
 }
 
 /// `line` as a command line that runs it through `contextos run` in the session: every
 /// word quoted for a POSIX shell (single quotes where a shell would change anything), so
 /// the shell the agent starts hands `contextos run` exactly [`routed_argv`].
-pub fn routed_command(route: &Route, line: &str) -> String {
-    contextos_shell::quote(&routed_argv(route, line))
+pub fn routed_command(route: &Route, line: &str, approved: bool) -> String {
+    contextos_shell::quote(&routed_argv(route, line, approved))
 }
 
 /// Whether `agent`'s answer to `event` can replace the command it runs.
@@ -78,7 +76,6 @@ pub fn render_routed(ev: &HookEvent, answer: &Answer, route: &Route) -> Rendered
         };
         return render(ev, &Answer::Deny { reason });
     };
-    let routed = routed_command(route, line);
     let note = format!(
         "ContextOS runs this command in the sandbox session `{}`",
         route.session
@@ -100,6 +97,7 @@ pub fn render_routed(ev: &HookEvent, answer: &Answer, route: &Route) -> Rendered
     if d == Decision::Deny {
         return render(ev, &Answer::Deny { reason });
     }
+    let routed = routed_command(route, line, d == Decision::Ask);
     let mut updated = input.clone();
     updated.insert("command".into(), Value::String(routed));
     Rendered {
@@ -152,10 +150,10 @@ mod tests {
     #[test]
     fn claude_bash_is_routed_keeping_every_other_field() {
         let ev = fixture(Agent::Claude, "bash-cargo-test.json");
-        for (answer, word) in [
-            (Answer::Pass, "allow"),
-            (allow("ContextOS: ok"), "allow"),
-            (ask("ContextOS: sure?"), "ask"),
+        for (answer, word, approved) in [
+            (Answer::Pass, "allow", ""),
+            (allow("ContextOS: ok"), "allow", ""),
+            (ask("ContextOS: sure?"), "ask", " --approved"),
         ] {
             let r = render_routed(&ev, &answer, &route());
             assert_eq!(r.exit, 0);
@@ -170,8 +168,8 @@ mod tests {
             assert_eq!(
                 h["updatedInput"],
                 json!({
-                    "command": "'/opt/context os/bin/contextos' run --session \
-                                5b1e7a52-8c3f-4d0e-9a6b-2f4c1d7e9a30 -- /bin/sh -c 'cargo test'",
+                    "command": format!("'/opt/context os/bin/contextos' run --session \
+                                5b1e7a52-8c3f-4d0e-9a6b-2f4c1d7e9a30{approved} -- /bin/sh -c 'cargo test'"),
                     "description": "Run the test suite",
                     "timeout": 600000,
                     "run_in_background": false
@@ -250,10 +248,11 @@ mod tests {
         fn the_routed_line_round_trips(
             line in "([ -~]|\n|\t|[é€😀\u{202e}]|'|\"|\\\\|\\$|`){0,60}",
             session in "[A-Za-z0-9-]{1,12}",
+            approved: bool,
         ) {
             let r = Route { exe: "/opt/context os/bin/contextos".into(), session };
-            let command = routed_command(&r, &line);
-            let want = routed_argv(&r, &line);
+            let command = routed_command(&r, &line, approved);
+            let want = routed_argv(&r, &line, approved);
             prop_assert_eq!(&sh_argv(&command), &want);
             prop_assert_eq!(&model_argv(&command), &want);
         }

@@ -223,7 +223,25 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     // command: what it shows is the routed command, answered as usual.
     let route_shell = boundary.routing && ev.event != "PermissionRequest" && is_shell(&ev);
     let place = Place::new(&project.root, ev.cwd.as_deref());
-    let judgement = judge(&set, &place, &ev.actions, opts.role.as_deref(), route_shell);
+    // A routed line is judged where it will run: in the sandbox, where `/tmp/x` is the
+    // container's. A line that `with host` rules send to the host is judged as a host
+    // line again (never wider: the host judgement has every part the sandbox one has).
+    let judgement = if route_shell {
+        let sandboxed = judge(
+            &set,
+            &place.contained(),
+            &ev.actions,
+            opts.role.as_deref(),
+            true,
+        );
+        if sandboxed.host_only() {
+            judge(&set, &place, &ev.actions, opts.role.as_deref(), true)
+        } else {
+            sandboxed
+        }
+    } else {
+        judge(&set, &place, &ev.actions, opts.role.as_deref(), false)
+    };
     let mut ans = judgement.answer();
     // Claude's PermissionRequest fires while the user is being asked: saying nothing lets
     // that prompt stand, which is what `ask` means (its protocol cannot answer `ask`).

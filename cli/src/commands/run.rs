@@ -43,6 +43,11 @@ pub struct Args {
     /// Confirm an `ask` verdict (for the command and for its results) without a prompt.
     #[arg(long)]
     yes: bool,
+    /// The command's `ask` was approved by a person in the agent's own permission dialog
+    /// (the hook routed it as an ask); the asks of its changes still need `--yes` or a
+    /// prompt.
+    #[arg(long)]
+    approved: bool,
     /// Tighten the timeout (e.g. `30s`, `5m`); never beyond the profile's.
     #[arg(long)]
     timeout: Option<String>,
@@ -275,7 +280,9 @@ mod imp {
                 }
                 return report.emit(ctx, Exit::Findings);
             }
-            Effect::Ask if !args.yes && !confirm(&format!("ask   {line}: run it?")) => {
+            Effect::Ask
+                if !args.yes && !args.approved && !confirm(&format!("ask   {line}: run it?")) =>
+            {
                 if ctx.format != Format::Json {
                     eprintln!(
                         "ask   {line}: not confirmed (pass --yes or answer the prompt); nothing ran"

@@ -75,6 +75,22 @@ impl Place {
     }
 }
 
+impl Place {
+    /// The same place as seen by a command routed into the sandbox session: the project
+    /// (by its host spellings or as `/workspace`) is the only host-backed directory, and
+    /// every other absolute path is the container's own.
+    pub fn contained(&self) -> Place {
+        let mut base = self.base.clone();
+        base.roots
+            .push(contextos_engine::effects::sandbox::workspace::WORKSPACE_MOUNT.to_string());
+        base.contained = true;
+        Place {
+            root: self.root.clone(),
+            base,
+        }
+    }
+}
+
 fn trim(p: &str) -> String {
     let t = p.trim_end_matches('/');
     if t.is_empty() {
