@@ -609,7 +609,12 @@ fn the_claude_hook_routes_bash_into_the_sandbox_and_the_line_runs_the_same() {
             .iter()
             .filter_map(|s| s["id"].as_str().map(str::to_string))
             .collect();
-        assert_eq!(ids, [session_id.clone()], "{mode}: {}", l.stdout);
+        assert_eq!(
+            ids,
+            std::slice::from_ref(&session_id),
+            "{mode}: {}",
+            l.stdout
+        );
         let c = contextos(repo.root(), &["session", "close", &session_id]);
         assert_eq!(c.code, 0, "{}", c.stderr);
         repo.assert_clean();
