@@ -1,6 +1,8 @@
 //! The execution boundary on the real Docker Engine: every guarantee is probed from
-//! inside a container that `contextos run` started, and a negative control runs the
-//! same probes through the docker CLI without the hardening to show they can fail.
+//! inside a sandbox session that `contextos run` started, and a negative control runs
+//! the same probes through the docker CLI without the hardening to show they can fail.
+//! A session's `/workspace` is writable; what a probe writes there comes back to the
+//! host only through the journal.
 //!
 //! No registry is reachable, so the probe image is assembled here from host binaries
 //! (dash, coreutils, grep and the libraries `ldd` names), plus a setuid-root copy of
@@ -16,10 +18,10 @@ use std::sync::OnceLock;
 
 const BINARIES: &[&str] = &[
     "dash", "cat", "id", "ls", "dd", "cp", "mkdir", "rm", "sleep", "head", "tr", "touch", "grep",
-    "true", "wc", "chmod",
+    "true", "wc", "chmod", "ln", "mv",
 ];
 
-fn docker(args: &[&str]) -> std::process::Output {
+pub(crate) fn docker(args: &[&str]) -> std::process::Output {
     Command::new("docker")
         .args(args)
         .output()
@@ -147,7 +149,7 @@ fn rootfs_tar() -> Vec<u8> {
 }
 
 /// The probe image, imported once per content hash.
-fn image() -> &'static str {
+pub(crate) fn image() -> &'static str {
     static IMAGE: OnceLock<String> = OnceLock::new();
     IMAGE.get_or_init(|| {
         let tar = rootfs_tar();
@@ -175,7 +177,7 @@ fn image() -> &'static str {
     })
 }
 
-fn contextos_sha(bytes: &[u8]) -> String {
+pub(crate) fn contextos_sha(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     sha2::Sha256::digest(bytes)
         .iter()
@@ -184,7 +186,7 @@ fn contextos_sha(bytes: &[u8]) -> String {
 }
 
 /// Every guarantee as one `PROBE name value` line. The fork bomb and the memory hog
-/// run separately (they take the container down by design).
+/// run separately (they take the command down by design).
 const PROBES: &str = r#"
 p() { echo "PROBE $1 $2"; }
 if touch /rootfs-probe 2>/dev/null; then p rootfs writable; else p rootfs readonly; fi
@@ -195,7 +197,11 @@ p interfaces "$(ls /sys/class/net | tr '\n' ',')"
 n=0; while read line; do n=$((n+1)); done < /proc/net/route; p routes $((n-1))
 p euid "$(/bin/suid-id -u)"
 if [ -e /var/run/docker.sock ] || [ -e /run/docker.sock ]; then p docker-sock present; else p docker-sock absent; fi
-if touch /workspace/probe 2>/dev/null; then p workspace writable; else p workspace readonly; fi
+if echo "probe result" > /workspace/probe-result.txt 2>/dev/null; then p workspace writable; else p workspace readonly; fi
+if [ -e /workspace/.git/HEAD ]; then p git-head visible; else p git-head hidden; fi
+if touch /workspace/.git/probe 2>/dev/null; then p git writable; else p git unwritable; fi
+if [ -e /workspace/.contextos/state/marker ]; then p state visible; else p state hidden; fi
+if touch /workspace/.contextos/state/probe 2>/dev/null; then p state-write writable; else p state-write unwritable; fi
 p tmp-before "$(ls -A /tmp | tr '\n' ',')"
 if echo x > /tmp/leftover 2>/dev/null; then p tmp writable; else p tmp unwritable; fi
 cp /bin/true /tmp/t 2>/dev/null
@@ -203,7 +209,6 @@ if /tmp/t 2>/dev/null; then p tmp-exec allowed; else p tmp-exec refused; fi
 dd if=/dev/zero of=/tmp/fill bs=1048576 count=64 2>/dev/null
 p tmp-filled "$(wc -c < /tmp/fill)"
 rm -f /tmp/fill
-echo "probe result" > /output/probe-result.txt && p output writable
 "#;
 
 const FORK_BOMB: &str = r#"
@@ -241,6 +246,27 @@ deny exec "dd *" because "Probe for deny.";
     )
 }
 
+/// `git` in `dir`, which must succeed.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        // Overlay tests hand the tree to uid 1000 while the tests run as root.
+        .args(["-c", "safe.directory=*"])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("git is needed for these tests: {e}"));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A git repository with the probe scripts committed and a file in the state directory
+/// that the sandbox must never see.
 fn probe_project() -> tempfile::TempDir {
     let img = image();
     let p = project(Some(&policy(img)));
@@ -252,84 +278,162 @@ fn probe_project() -> tempfile::TempDir {
         std::fs::write(p.path().join(name), script).unwrap_or_else(|e| panic!("{e}"));
     }
     std::fs::write(p.path().join("README.md"), "probe project\n").unwrap_or_else(|e| panic!("{e}"));
+    git(p.path(), &["init", "-q"]);
+    git(p.path(), &["add", "-A"]);
+    git(p.path(), &["commit", "-q", "-m", "probes"]);
+    let state = p.path().join(".contextos/state");
+    std::fs::create_dir_all(&state).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(state.join("marker"), "state\n").unwrap_or_else(|e| panic!("{e}"));
     p
 }
 
-fn run_json(project: &Path, args: &[&str]) -> (Run, Value) {
+/// Hands the project to uid/gid 1000 so that the automatic rule (and a forced overlay)
+/// runs the session as that owner.
+pub(crate) fn chown_1000(dir: &Path) {
+    let out = Command::new("chown")
+        .args(["-R", "1000:1000"])
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("chown: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+pub(crate) fn run_json(project: &Path, args: &[&str]) -> (Run, Value) {
+    run_json_env(project, args, &[])
+}
+
+pub(crate) fn run_json_env(project: &Path, args: &[&str], env: &[(&str, &str)]) -> (Run, Value) {
     let mut full = vec!["--format", "json", "run"];
     full.extend_from_slice(args);
-    let r = contextos(project, &full);
+    let r = contextos_env(project, &full, env);
     let j: Value = serde_json::from_str(&r.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
     (r, j)
 }
 
-fn containers_with_label(id: &str) -> String {
-    let out = docker(&[
-        "ps",
-        "-a",
-        "-q",
-        "--filter",
-        &format!("label=io.contextos.run={id}"),
-    ]);
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+/// Containers and volumes carrying `label` (`key` or `key=value`), as the docker CLI
+/// lists them: `(containers, volumes)`.
+pub(crate) fn labelled(label: &str) -> (String, String) {
+    let filter = format!("label={label}");
+    let c = docker(&["ps", "-a", "-q", "--filter", &filter]);
+    let v = docker(&["volume", "ls", "-q", "--filter", &filter]);
+    (
+        String::from_utf8_lossy(&c.stdout).trim().to_string(),
+        String::from_utf8_lossy(&v.stdout).trim().to_string(),
+    )
 }
+
+/// Nothing of the session `id` is left on the engine.
+pub(crate) fn assert_session_gone(id: &str) {
+    assert_eq!(
+        labelled(&format!("io.contextos.session={id}")),
+        (String::new(), String::new()),
+        "session {id} left a container or a volume behind"
+    );
+}
+
+const MODES: [&str; 2] = ["copy", "overlay"];
 
 #[test]
 fn every_guarantee_holds_inside_the_sandbox() {
-    let p = probe_project();
-    let (r, j) = run_json(p.path(), &["--", "sh", "probe.sh"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert_eq!(j["mode"], "sandbox");
-    assert_eq!(j["ran"], true);
-    assert_eq!(j["exitCode"], 0);
-    assert!(
-        j["image"]["id"]
-            .as_str()
-            .is_some_and(|i| i.starts_with("sha256:")),
-        "digest recorded: {j}"
-    );
-    let out = j["sandbox"]["stdout"]["text"].as_str().unwrap_or_default();
-    let got = probes(out);
-    let want = [
-        ("rootfs", "readonly"),
-        ("CapEff", "0000000000000000"),
-        ("CapPrm", "0000000000000000"),
-        ("CapBnd", "0000000000000000"),
-        ("CapAmb", "0000000000000000"),
-        ("NoNewPrivs", "1"),
-        ("Seccomp", "2"),
-        ("interfaces", "lo,"),
-        ("routes", "0"),
-        ("euid", "65534"),
-        ("docker-sock", "absent"),
-        ("workspace", "readonly"),
-        ("tmp-before", ""),
-        ("tmp", "writable"),
-        ("tmp-exec", "refused"),
-        ("output", "writable"),
-    ];
-    for (k, v) in want {
-        assert_eq!(got.get(k).map(String::as_str), Some(v), "probe {k}: {out}");
-    }
-    let filled: u64 = got["tmp-filled"].parse().unwrap_or(u64::MAX);
-    assert!(filled <= 8 << 20, "tmpfs is size-capped: {filled}");
-    // The container is gone, and the one result came back through the journal.
-    let name = j["sandbox"]["container"].as_str().unwrap_or_default();
-    assert!(name.starts_with("ctx-"));
-    assert_eq!(j["sandbox"]["removed"], true);
-    assert_eq!(containers_with_label(j["id"].as_str().unwrap_or("")), "");
-    assert_eq!(j["apply"]["applied"], true, "{j}");
-    assert_eq!(
-        std::fs::read_to_string(p.path().join("probe-result.txt")).unwrap_or_default(),
-        "probe result\n"
-    );
-    assert_eq!(j["autoMerge"], "allowed");
+    for mode in MODES {
+        let p = probe_project();
+        if mode == "overlay" {
+            chown_1000(p.path());
+        }
+        let env = [("CONTEXTOS_SESSION_MODE", mode)];
+        let (r, j) = run_json_env(p.path(), &["--", "sh", "probe.sh"], &env);
+        assert_eq!(r.code, 0, "{mode}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(j["mode"], "sandbox");
+        assert_eq!(j["session"]["mode"], mode, "{j}");
+        assert_eq!(j["session"]["oneShot"], true);
+        assert_eq!(j["ran"], true);
+        assert_eq!(j["exitCode"], 0);
+        assert!(
+            j["image"]["id"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("sha256:")),
+            "digest recorded: {j}"
+        );
+        let out = j["sandbox"]["stdout"]["text"].as_str().unwrap_or_default();
+        let got = probes(out);
+        // Overlay runs as the project's owner, copy as the floor's nobody.
+        let euid = if mode == "overlay" { "1000" } else { "65534" };
+        assert_eq!(j["session"]["user"], format!("{euid}:{euid}"), "{j}");
+        let want = [
+            ("rootfs", "readonly"),
+            ("CapEff", "0000000000000000"),
+            ("CapPrm", "0000000000000000"),
+            ("CapBnd", "0000000000000000"),
+            ("CapAmb", "0000000000000000"),
+            ("NoNewPrivs", "1"),
+            ("Seccomp", "2"),
+            ("interfaces", "lo,"),
+            ("routes", "0"),
+            ("euid", euid),
+            ("docker-sock", "absent"),
+            ("workspace", "writable"),
+            ("git-head", "hidden"),
+            ("git", "unwritable"),
+            ("state", "hidden"),
+            ("state-write", "unwritable"),
+            ("tmp-before", ""),
+            ("tmp", "writable"),
+            ("tmp-exec", "refused"),
+        ];
+        for (k, v) in want {
+            assert_eq!(
+                got.get(k).map(String::as_str),
+                Some(v),
+                "{mode}: probe {k}: {out}"
+            );
+        }
+        let filled: u64 = got["tmp-filled"].parse().unwrap_or(u64::MAX);
+        assert!(filled <= 8 << 20, "tmpfs is size-capped: {filled}");
+        // The one-shot session is gone, and the one write came back through the journal
+        // as exactly one change.
+        let name = j["sandbox"]["container"].as_str().unwrap_or_default();
+        assert!(name.starts_with("ctx-s-"), "{name}");
+        let sid = j["session"]["id"].as_str().unwrap_or_default();
+        assert!(!sid.is_empty());
+        assert_session_gone(sid);
+        assert_eq!(j["apply"]["applied"], true, "{j}");
+        assert!(j["apply"]["transaction"]["txid"].is_string(), "{j}");
+        let changed: Vec<&str> = j["results"]["changes"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|c| c["path"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(changed, vec!["probe-result.txt"], "{j}");
+        assert_eq!(
+            std::fs::read_to_string(p.path().join("probe-result.txt")).unwrap_or_default(),
+            "probe result\n"
+        );
+        assert!(!p.path().join(".git/probe").exists());
+        assert!(!p.path().join(".contextos/state/probe").exists());
+        assert_eq!(j["autoMerge"], "allowed");
 
-    // The next run starts with an empty /tmp (the first one left /tmp/leftover).
-    let (_, j2) = run_json(p.path(), &["--", "sh", "probe.sh"]);
-    let got2 = probes(j2["sandbox"]["stdout"]["text"].as_str().unwrap_or_default());
-    assert_eq!(got2.get("tmp-before").map(String::as_str), Some(""));
+        // The host is unchanged until the journal applies: with --no-apply the change is
+        // reported and nothing lands.
+        std::fs::remove_file(p.path().join("probe-result.txt")).unwrap_or_else(|e| panic!("{e}"));
+        let (r, j2) = run_json_env(p.path(), &["--no-apply", "--", "sh", "probe.sh"], &env);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let got2 = probes(j2["sandbox"]["stdout"]["text"].as_str().unwrap_or_default());
+        assert_eq!(got2.get("workspace").map(String::as_str), Some("writable"));
+        assert_eq!(j2["apply"]["applied"], false, "{j2}");
+        assert_eq!(j2["results"]["changes"][0]["path"], "probe-result.txt");
+        assert!(
+            !p.path().join("probe-result.txt").exists(),
+            "the sandbox's write reached the host without the journal"
+        );
+        // The next one-shot session starts with an empty /tmp (the first left
+        // /tmp/leftover).
+        assert_eq!(got2.get("tmp-before").map(String::as_str), Some(""));
+        assert_session_gone(j2["session"]["id"].as_str().unwrap_or_default());
+    }
 }
 
 #[test]
@@ -339,16 +443,16 @@ fn the_pids_limit_stops_a_fork_bomb_and_the_memory_limit_kills_a_hog() {
     let got = probes(j["sandbox"]["stdout"]["text"].as_str().unwrap_or_default());
     let forks: u32 = got.get("forks").and_then(|f| f.parse().ok()).unwrap_or(0);
     assert!(forks > 0 && forks < 32, "forks bounded by pids 32: {j}");
-    assert_eq!(containers_with_label(j["id"].as_str().unwrap_or("")), "");
+    assert_session_gone(j["session"]["id"].as_str().unwrap_or_default());
 
     let (r, j) = run_json(p.path(), &["--", "sh", "memhog.sh"]);
-    assert_eq!(j["sandbox"]["oomKilled"], true, "{j}");
     assert_eq!(j["exitCode"], 137, "{j}");
     assert_eq!(r.code, 137);
     assert!(!j["sandbox"]["stdout"]["text"]
         .as_str()
         .unwrap_or_default()
         .contains("PROBE memory"));
+    assert_session_gone(j["session"]["id"].as_str().unwrap_or_default());
 }
 
 #[test]
@@ -357,8 +461,6 @@ fn the_negative_control_sees_every_probe_fail_without_the_hardening() {
     let p = probe_project();
     let vol = format!("contextos-e2e-tmp-{}", std::process::id());
     let ws = format!("{}:/workspace", p.path().display());
-    let out = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let outv = format!("{}:/output", out.path().display());
     let tmpv = format!("{vol}:/tmp");
     // Docker's defaults (root, bridge network, writable root, default capabilities),
     // seccomp off, the project bound read-write, the socket mounted, a persistent /tmp.
@@ -371,8 +473,6 @@ fn the_negative_control_sees_every_probe_fail_without_the_hardening() {
         "/var/run/docker.sock:/var/run/docker.sock",
         "-v",
         &ws,
-        "-v",
-        &outv,
         "-v",
         &tmpv,
         "-w",
@@ -408,7 +508,18 @@ fn the_negative_control_sees_every_probe_fail_without_the_hardening() {
         "setuid raises euid without no-new-privileges"
     );
     assert_eq!(nobody["docker-sock"], "present");
+    // The project bound directly: `.git` and the state directory are there and
+    // writable, and a write lands on the host at once, with no journal in between.
     assert_eq!(root["workspace"], "writable");
+    assert_eq!(root["git-head"], "visible");
+    assert_eq!(root["git"], "writable");
+    assert_eq!(root["state"], "visible");
+    assert_eq!(root["state-write"], "writable");
+    assert!(p.path().join(".git/probe").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("probe-result.txt")).unwrap_or_default(),
+        "probe result\n"
+    );
     assert_eq!(nobody["tmp-exec"], "allowed");
     let filled: u64 = nobody["tmp-filled"].parse().unwrap_or(0);
     assert!(filled > 8 << 20, "no tmpfs cap: {filled}");
@@ -453,31 +564,33 @@ fn deny_means_nothing_runs_and_no_engine_means_no_fallback() {
         (j["verdict"].as_str(), j["ran"].as_bool()),
         (Some("ask"), Some(false))
     );
-    // Allowed, but no engine: exit 2 and nothing runs on the host either.
-    let r = contextos_env(
-        p.path(),
-        &["run", "--", "sh", "-c", "echo ran > marker"],
-        &[("DOCKER_HOST", host.as_str())],
-    );
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("never falls back"), "{}", r.stderr);
-    assert!(!p.path().join("marker").exists());
+    // Allowed, but no engine: exit 2 and nothing runs on the host either, with or
+    // without a named session.
+    for extra in [&[][..], &["--session", "s-no-engine"][..]] {
+        let mut args = vec!["run"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "sh", "-c", "echo ran > marker"]);
+        let r = contextos_env(p.path(), &args, &[("DOCKER_HOST", host.as_str())]);
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains("never falls back"), "{}", r.stderr);
+        assert!(!p.path().join("marker").exists());
+    }
 }
 
 #[test]
-fn a_timeout_kills_and_removes_the_container() {
+fn a_timeout_kills_the_command_and_removes_the_session() {
     let p = probe_project();
     let (r, j) = run_json(p.path(), &["--timeout", "2s", "--", "sleep", "60"]);
     assert_eq!(r.code, 124, "{}", r.stdout);
     assert_eq!(j["sandbox"]["timedOut"], true);
-    assert_eq!(j["sandbox"]["removed"], true);
-    let id = j["id"].as_str().unwrap_or_default();
-    assert!(!id.is_empty());
-    assert_eq!(containers_with_label(id), "", "no container left behind");
+    assert_eq!(j["sandbox"]["reset"], true);
+    let id = j["session"]["id"].as_str().unwrap_or_default();
+    assert!(!id.is_empty(), "{j}");
+    assert_session_gone(id);
 }
 
 #[test]
-fn ctrl_c_kills_and_removes_the_container() {
+fn ctrl_c_kills_the_command_and_removes_the_session() {
     let p = probe_project();
     let child = Command::new(env!("CARGO_BIN_EXE_contextos"))
         .arg("--project")
@@ -487,39 +600,44 @@ fn ctrl_c_kills_and_removes_the_container() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
-    // Wait until the container exists (bounded by attempts, not by a timed assertion).
+    // Wait until the command runs in a session container (bounded by attempts, not by
+    // a timed assertion): the engine's `top` of each session container shows it.
     let pid = child.id().to_string();
     let mut seen = String::new();
-    for _ in 0..600 {
+    'wait: for _ in 0..600 {
         let out = docker(&[
             "ps",
             "--format",
-            "{{.Names}} {{.Command}}",
+            "{{.Names}}",
             "--filter",
-            "label=io.contextos.run",
+            "label=io.contextos.session",
         ]);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if let Some(line) = text.lines().find(|l| l.contains("sleep 61")) {
-            seen = line.split_whitespace().next().unwrap_or("").to_string();
-            break;
+        for name in String::from_utf8_lossy(&out.stdout).lines() {
+            let top = docker(&["top", name]);
+            if String::from_utf8_lossy(&top.stdout).contains("sleep 61") {
+                seen = name.to_string();
+                break 'wait;
+            }
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    assert!(!seen.is_empty(), "the container never appeared");
+    assert!(!seen.is_empty(), "the command never appeared");
     let _ = Command::new("kill").args(["-INT", &pid]).status();
     let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
     let j: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     assert_eq!(out.status.code(), Some(130), "{j}");
     assert_eq!(j["sandbox"]["interrupted"], true);
+    assert_eq!(j["sandbox"]["container"], seen.as_str());
     let gone = docker(&["ps", "-a", "-q", "--filter", &format!("name={seen}")]);
     assert_eq!(
         String::from_utf8_lossy(&gone.stdout).trim(),
         "",
         "{seen} is gone"
     );
+    assert_session_gone(j["session"]["id"].as_str().unwrap_or_default());
 }
 
-fn contextos_env(project: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(crate) fn contextos_env(project: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_contextos"))
         .arg("--project")
         .arg(project)

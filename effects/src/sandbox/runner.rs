@@ -1,24 +1,22 @@
-//! The bollard runner: the only code that talks to the container engine.
+//! The bollard runner: the connection to the container engine and what every session
+//! needs from it — the engine check, image resolution (pinned by id, pulled only when the
+//! profile allows), the forced and verified removal of a container, and the sweep of
+//! containers left by the one-shot runs of older versions (label [`LABEL`]).
 //!
-//! One run is create → attach → start → stream → wait → inspect → remove, on a named
-//! (`ctx-<id>`), labelled container that is never auto-removed, so the exit code and the
-//! OOM flag are read before the container goes. Whatever happens after the container
-//! exists — an API error, the wall-clock timeout, Ctrl-C or SIGTERM — ends in a
-//! `kill` and a forced `remove` of the container itself; stopping only the client would
-//! leave the command running.
+//! Commands run in sandbox sessions (`session`): a warm container, commands started
+//! through exec. Whatever happens after a command started — an API error, the wall-clock
+//! timeout, Ctrl-C or SIGTERM — ends in a kill of the session's container; stopping only
+//! the client would leave the command running.
+//!
+//! [`LABEL`]: super::spec::LABEL
 
-use super::capture::{Capture, Captured};
 use super::profile::{DigestRule, Profile};
-use super::spec::{container_body, RunPlan};
 use bollard::errors::Error as BollardError;
-use bollard::query_parameters::{
-    AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
-    KillContainerOptionsBuilder, RemoveContainerOptionsBuilder, WaitContainerOptionsBuilder,
-};
+use bollard::query_parameters::{CreateImageOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
 use futures_util::StreamExt;
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The oldest Engine API the runner accepts: every field it sets exists there, and an
 /// older daemon would silently drop the ones it does not know.
@@ -53,31 +51,6 @@ pub struct ResolvedImage {
     pub repo_digests: Vec<String>,
     /// The image was pulled during this run (only when the policy allows pulls).
     pub pulled: bool,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Outcome {
-    pub container: String,
-    /// The command's exit status as the engine reports it; `None` when it was killed
-    /// by the runner before it exited on its own.
-    pub exit_code: Option<i64>,
-    pub timed_out: bool,
-    pub interrupted: bool,
-    pub oom_killed: bool,
-    /// The container is gone (verified with an inspect after the remove).
-    pub removed: bool,
-    pub stdout: Captured,
-    pub stderr: Captured,
-    pub duration_ms: u64,
-}
-
-/// Options of one run.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RunOptions {
-    /// Treat Ctrl-C and SIGTERM as "kill and remove the container", then report.
-    pub handle_signals: bool,
 }
 
 /// A connection to the engine plus the runtime its client needs.
@@ -234,23 +207,6 @@ impl Runner {
         })
     }
 
-    /// Runs `plan` under `profile`; `on_output` sees each kept chunk as it arrives.
-    pub fn run(
-        &self,
-        profile: &Profile,
-        plan: &RunPlan,
-        opts: RunOptions,
-        on_output: &mut dyn FnMut(Stream, &[u8]),
-    ) -> Result<Outcome, SandboxError> {
-        // The floor's CPU limit can exceed a small host; fewer CPUs only tightens it.
-        let mut profile = profile.clone();
-        if let Some(n) = self.ncpu {
-            profile.millicpus = profile.millicpus.min(n.saturating_mul(1000));
-        }
-        self.rt
-            .block_on(run_async(&self.docker, &profile, plan, opts, on_output))
-    }
-
     /// Removes ContextOS containers older than `max_age`: no run outlives the floor's
     /// timeout, so such a container was left by a `contextos` that was killed before it
     /// could clean up (SIGKILL, a crash, a lost machine). Returns the removed names.
@@ -320,12 +276,6 @@ pub fn is_digest_reference(r: &str) -> bool {
         .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-enum End {
-    Exited(Option<i64>),
-    TimedOut,
-    Interrupted,
-}
-
 pub(crate) async fn signal() {
     #[cfg(unix)]
     {
@@ -346,127 +296,6 @@ pub(crate) async fn signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-}
-
-async fn run_async(
-    docker: &Docker,
-    profile: &Profile,
-    plan: &RunPlan,
-    opts: RunOptions,
-    on_output: &mut dyn FnMut(Stream, &[u8]),
-) -> Result<Outcome, SandboxError> {
-    let name = plan.container_name();
-    let started = Instant::now();
-    let body = container_body(profile, plan);
-    docker
-        .create_container(
-            Some(CreateContainerOptionsBuilder::new().name(&name).build()),
-            body,
-        )
-        .await
-        .map_err(|e| fail("sandbox.create-failed", format!("creating {name}: {e}")))?;
-
-    let mut stdout = Capture::new(profile.output);
-    let mut stderr = Capture::new(profile.output);
-    let body = async {
-        // Attach before start: nothing the command writes early is lost.
-        let attached = docker
-            .attach_container(
-                &name,
-                Some(
-                    AttachContainerOptionsBuilder::new()
-                        .stdout(true)
-                        .stderr(true)
-                        .stream(true)
-                        .logs(true)
-                        .build(),
-                ),
-            )
-            .await
-            .map_err(|e| api_error(&format!("attaching to {name}"), &e))?;
-        docker
-            .start_container(
-                &name,
-                None::<bollard::query_parameters::StartContainerOptions>,
-            )
-            .await
-            .map_err(|e| api_error(&format!("starting {name}"), &e))?;
-        let mut output = attached.output;
-        while let Some(chunk) = output.next().await {
-            match chunk {
-                Ok(bollard::container::LogOutput::StdOut { message }) => {
-                    let kept = stdout.push(&message);
-                    on_output(Stream::Stdout, kept);
-                }
-                Ok(bollard::container::LogOutput::StdErr { message }) => {
-                    let kept = stderr.push(&message);
-                    on_output(Stream::Stderr, kept);
-                }
-                Ok(_) => {}
-                Err(e) => return Err(api_error(&format!("reading the output of {name}"), &e)),
-            }
-        }
-        let mut wait = docker.wait_container(
-            &name,
-            Some(
-                WaitContainerOptionsBuilder::new()
-                    .condition("not-running")
-                    .build(),
-            ),
-        );
-        // The engine reports a non-zero exit as an error carrying the code: it is the
-        // command's exit status, not a failure of the API call.
-        let code = match wait.next().await {
-            Some(Ok(r)) => Some(r.status_code),
-            Some(Err(BollardError::DockerContainerWaitError { code, .. })) => Some(code),
-            Some(Err(e)) => return Err(api_error(&format!("waiting for {name}"), &e)),
-            None => None,
-        };
-        Ok::<Option<i64>, SandboxError>(code)
-    };
-
-    let end = tokio::select! {
-        r = body => r.map(End::Exited),
-        () = tokio::time::sleep(profile.timeout) => Ok(End::TimedOut),
-        () = signal(), if opts.handle_signals => Ok(End::Interrupted),
-    };
-
-    // From here on the container must go, whatever `end` is.
-    let killed = !matches!(end, Ok(End::Exited(_)));
-    if killed {
-        let _ = docker
-            .kill_container(
-                &name,
-                Some(KillContainerOptionsBuilder::new().signal("SIGKILL").build()),
-            )
-            .await;
-    }
-    let (oom_killed, inspected_code) = match docker.inspect_container(&name, None).await {
-        Ok(i) => {
-            let st = i.state.unwrap_or_default();
-            (st.oom_killed.unwrap_or(false), st.exit_code)
-        }
-        Err(_) => (false, None),
-    };
-    let removed = remove(docker, &name).await;
-    let end = end?;
-    removed?;
-    let (exit_code, timed_out, interrupted) = match end {
-        End::Exited(code) => (code.or(inspected_code), false, false),
-        End::TimedOut => (None, true, false),
-        End::Interrupted => (None, false, true),
-    };
-    Ok(Outcome {
-        container: name,
-        exit_code,
-        timed_out,
-        interrupted,
-        oom_killed,
-        removed: true,
-        stdout: stdout.finish(),
-        stderr: stderr.finish(),
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-    })
 }
 
 /// Force-removes the container (and its anonymous volumes) and checks that it is gone.
