@@ -51,6 +51,7 @@ fn journal_vs_plain(c: &mut Criterion) {
                     path: format!("src/m{}/f{i}.txt", i % 10),
                     content: format!("content of file {i}\n").into_bytes(),
                     mode: 0o644,
+                    exact_mode: false,
                 },
                 precondition: Precondition::Any,
             })

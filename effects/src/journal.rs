@@ -36,9 +36,13 @@ pub enum Change {
         path: String,
         #[serde(with = "bytes_as_text")]
         content: Vec<u8>,
-        /// Mode of a new file (an existing file keeps its mode).
+        /// Mode of a new file; an existing file keeps its mode unless `exact_mode`.
         #[serde(default = "default_mode")]
         mode: u32,
+        /// `mode` applies to an existing file too (a sandbox's `chmod`, an explicit mode
+        /// in a changeset).
+        #[serde(default)]
+        exact_mode: bool,
     },
     Delete {
         path: String,
@@ -220,10 +224,19 @@ pub fn commit(
         let pre = image_of(root, path)?;
         check_precondition(path, &pre, &s.precondition)?;
         let post = match &s.change {
-            Change::Write { content, mode, .. } => Image {
+            Change::Write {
+                content,
+                mode,
+                exact_mode,
+                ..
+            } => Image {
                 exists: true,
                 sha256: Some(sha256_hex(content)),
-                mode: Some(pre.mode.unwrap_or(*mode)),
+                mode: Some(if *exact_mode {
+                    *mode
+                } else {
+                    pre.mode.unwrap_or(*mode)
+                }),
             },
             Change::Delete { .. } => Image {
                 exists: false,
@@ -296,8 +309,10 @@ fn stage_apply_commit(
 ) -> Result<(), JournalError> {
     // 4. Stage new contents beside their targets.
     for (i, (s, e)) in steps.iter().zip(&intent.entries).enumerate() {
-        if let (Change::Write { content, mode, .. }, Some(t)) = (&s.change, &e.temp) {
-            root.stage(&e.path, t, content, *mode)?;
+        if let (Change::Write { content, .. }, Some(t)) = (&s.change, &e.temp) {
+            // The post-image's mode: the existing file's, or the one asked for.
+            let mode = e.post.mode.unwrap_or(0o644);
+            root.stage_with_mode(&e.path, t, content, mode)?;
             failpoint(Failpoint::Staged(i));
         }
     }
@@ -491,7 +506,7 @@ fn roll_back(root: &SafeRoot, intent: &Intent) -> Result<(), JournalError> {
                 // by the next recovery.
                 let restore = temp_name(&e.path, &format!("{}-{i}-restore", intent.txid));
                 root.remove_temp(&e.path, &restore)?;
-                root.stage(&e.path, &restore, &bytes, e.pre.mode.unwrap_or(0o644))?;
+                root.stage_with_mode(&e.path, &restore, &bytes, e.pre.mode.unwrap_or(0o644))?;
                 root.rename_into_place(&e.path, &restore)?;
             }
             None => root.remove(&e.path)?,

@@ -257,6 +257,21 @@ impl SafeRoot {
         atomic_write::stage(&dir, tmp, bytes, mode).map_err(|e| from_io(rel, &e))
     }
 
+    /// Like [`SafeRoot::stage`], with exactly `mode` whether or not the target exists (the
+    /// journal decides the post-image's mode, and a rollback restores the pre-image's).
+    pub fn stage_with_mode(
+        &self,
+        rel: &str,
+        tmp: &str,
+        bytes: &[u8],
+        mode: u32,
+    ) -> Result<(), SafeFsError> {
+        let (dir, name) = self.parent(rel, true)?;
+        // The same checks of the target as `stage` (no link, directory or device).
+        self.inspect(&dir, &name, rel)?;
+        atomic_write::stage(&dir, tmp, bytes, mode).map_err(|e| from_io(rel, &e))
+    }
+
     /// Renames the staged `tmp` over `rel` relative to one directory handle, after
     /// checking the target is not a link, directory or hard-linked file; fsyncs the directory.
     pub fn rename_into_place(&self, rel: &str, tmp: &str) -> Result<(), SafeFsError> {

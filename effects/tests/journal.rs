@@ -37,6 +37,7 @@ fn next_version(n: u64) -> Vec<Step> {
                 path: (*f).to_string(),
                 content: format!("version {v} of {f}\n").into_bytes(),
                 mode: 0o640,
+                exact_mode: false,
             },
             precondition: Precondition::Any,
         })
@@ -47,6 +48,7 @@ fn next_version(n: u64) -> Vec<Step> {
                 path: OPTIONAL.into(),
                 content: format!("version {v}\n").into_bytes(),
                 mode: 0o600,
+                exact_mode: false,
             }
         } else {
             Change::Delete {
@@ -308,6 +310,7 @@ fn preconditions_are_checked_and_nothing_is_applied_on_failure() {
                 path: "y.txt".into(),
                 content: b"new".to_vec(),
                 mode: 0o644,
+                exact_mode: false,
             },
             precondition: Precondition::MustNotExist,
         },
@@ -316,6 +319,7 @@ fn preconditions_are_checked_and_nothing_is_applied_on_failure() {
                 path: "x.txt".into(),
                 content: b"new".to_vec(),
                 mode: 0o644,
+                exact_mode: false,
             },
             precondition: Precondition::Sha256("0".repeat(64)),
         },
@@ -376,5 +380,77 @@ fn a_failure_half_way_through_applying_undoes_what_was_applied() {
     assert!(
         std::fs::read_dir(outside.path()).unwrap().next().is_none(),
         "nothing written through the link"
+    );
+}
+
+fn mode_of(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn an_exact_mode_changes_an_existing_file_and_a_rollback_restores_it() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for f in ["tool.sh", "keep.sh", "other.txt"] {
+        std::fs::write(root.join(f), "old\n").unwrap();
+        std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let write = |path: &str, mode: u32, exact_mode: bool| Step {
+        change: Change::Write {
+            path: path.into(),
+            content: b"new\n".to_vec(),
+            mode,
+            exact_mode,
+        },
+        precondition: Precondition::Any,
+    };
+    let lock = acquire(root, &lock_opts(), &mut |_| {}).unwrap();
+    let safe = SafeRoot::open(root).unwrap();
+    // A failure after the first file was applied rolls back its content and its mode.
+    let other = root.join("other.txt");
+    let err = journal::commit(
+        &safe,
+        &lock,
+        &[
+            write("tool.sh", 0o755, true),
+            write("other.txt", 0o644, false),
+        ],
+        &mut |fp| {
+            if fp == Failpoint::Applied(0) {
+                std::fs::remove_file(&other).unwrap();
+                std::os::unix::fs::symlink("/nonexistent", &other).unwrap();
+            }
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("tool.sh")).unwrap(),
+        "old\n"
+    );
+    assert_eq!(
+        mode_of(&root.join("tool.sh")),
+        0o644,
+        "the rollback restores the mode"
+    );
+    std::fs::remove_file(&other).unwrap();
+    // Applied: the exact mode lands; without it the existing file keeps its own.
+    journal::commit(
+        &safe,
+        &lock,
+        &[
+            write("tool.sh", 0o755, true),
+            write("keep.sh", 0o755, false),
+        ],
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(mode_of(&root.join("tool.sh")), 0o755);
+    assert_eq!(mode_of(&root.join("keep.sh")), 0o644);
+    assert_eq!(
+        std::fs::read_to_string(root.join("keep.sh")).unwrap(),
+        "new\n"
     );
 }

@@ -438,9 +438,6 @@ fn a_deletion_and_a_new_files_mode_come_back_and_a_symlink_is_refused() {
 }
 
 #[test]
-#[ignore = "known bug: the journal keeps an existing file's mode (effects/src/journal.rs, \
-            `Change::Write::mode` is the mode of a *new* file only), so a chmod of a tracked \
-            file is reported as applied but does not land; outside the files this change may touch"]
 fn a_chmod_of_a_tracked_file_comes_back() {
     for mode in MODES {
         let repo = Repo::new(mode, &[("tool.sh", "echo tool\n")]);

@@ -139,6 +139,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> 
                 path: path.clone(),
                 content: text.clone().into_bytes(),
                 mode: 0o644,
+                exact_mode: false,
             },
             precondition: expect(path),
         })
@@ -167,6 +168,7 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> 
                 path: OWNERSHIP_RECORD.into(),
                 content: lock_text.into_bytes(),
                 mode: 0o644,
+                exact_mode: false,
             },
             precondition: Precondition::Any,
         });

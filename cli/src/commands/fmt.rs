@@ -121,6 +121,7 @@ fn rewrite(ctx: &Context, changed: &[Reformatted], lock_timeout: u64) -> Result<
                 path: rel,
                 content: c.formatted.clone().into_bytes(),
                 mode,
+                exact_mode: false,
             },
             precondition: Precondition::Sha256(sha256_hex(c.original.as_bytes())),
         });

@@ -933,6 +933,7 @@ fn install_steps(
                 path: format!("{base}/{rel}"),
                 content: bytes.clone(),
                 mode: if *exec { 0o755 } else { 0o644 },
+                exact_mode: true,
             },
             precondition: Precondition::Any,
         })
@@ -956,6 +957,7 @@ fn install_steps(
             path: PINS_FILE.to_string(),
             content: pins::render(lock).into_bytes(),
             mode: 0o644,
+            exact_mode: false,
         },
         precondition: Precondition::Any,
     });
@@ -965,6 +967,7 @@ fn install_steps(
             path: SEEN_FILE.to_string(),
             content: seen_text.into_bytes(),
             mode: 0o644,
+            exact_mode: false,
         },
         precondition: Precondition::Any,
     });

@@ -106,6 +106,7 @@ pub fn plan_bytes(
                 path: p.path.clone(),
                 content: c.clone(),
                 mode: e.mode.unwrap_or(0o644),
+                exact_mode: e.mode.is_some(),
             },
             (Op::Write, None) => {
                 return Err(CliError::Input(format!(
