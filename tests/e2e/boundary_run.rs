@@ -617,3 +617,35 @@ fn the_claude_hook_routes_bash_into_the_sandbox_and_the_line_runs_the_same() {
         repo.assert_clean();
     }
 }
+
+#[test]
+fn the_project_is_seen_at_its_host_path_and_commands_run_where_the_agent_is() {
+    for mode in MODES {
+        let repo = Repo::new(mode, &[("a.txt", "a\n"), ("sub/b.txt", "b\n")]);
+        let root = repo.root().canonicalize().unwrap();
+        // Agents name files by absolute host path and run from subdirectories.
+        let line = format!(
+            "pwd; cat {0}/a.txt b.txt; echo c > {0}/sub/c.txt",
+            root.display()
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_contextos"))
+            .args(["--format", "json", "run", "--yes", "--session", "here"])
+            .args(["--", "/bin/sh", "-c", &line])
+            .current_dir(root.join("sub"))
+            .env("CONTEXTOS_SESSION_MODE", mode)
+            .output()
+            .unwrap();
+        let j: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(out.status.code(), Some(0), "{mode}: {j}");
+        assert_eq!(
+            stdout(&j),
+            format!("{}/sub\na\nb\n", root.display()),
+            "{mode}: {j}"
+        );
+        assert_eq!(repo.read("sub/c.txt"), "c\n", "{mode}");
+        let c = contextos(repo.root(), &["session", "close", "here"]);
+        assert_eq!(c.code, 0, "{}", c.stderr);
+        repo.assert_clean();
+    }
+}

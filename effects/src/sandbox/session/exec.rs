@@ -191,8 +191,7 @@ async fn kill(docker: &Docker, name: &str) {
 }
 
 /// `/workspace` or a subdirectory of it; anything that could leave it is refused.
-pub fn workdir(sub: Option<&str>) -> Result<String, SandboxError> {
-    let base = crate::sandbox::spec::WORKSPACE;
+pub fn workdir(base: &str, sub: Option<&str>) -> Result<String, SandboxError> {
     let Some(sub) = sub.map(|s| s.trim_matches('/')).filter(|s| !s.is_empty()) else {
         return Ok(base.to_string());
     };
@@ -202,7 +201,7 @@ pub fn workdir(sub: Option<&str>) -> Result<String, SandboxError> {
     if !ok {
         return Err(SandboxError {
             code: "sandbox.session-workdir",
-            message: format!("working directory {sub:?} must be a plain path under /workspace"),
+            message: format!("working directory {sub:?} must be a plain path under the project"),
         });
     }
     Ok(format!("{base}/{sub}"))

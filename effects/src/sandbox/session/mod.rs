@@ -46,7 +46,7 @@ use crate::sandbox::capture::Stream;
 use crate::sandbox::profile::{Profile, DEFAULT_USER};
 use crate::sandbox::runner::{is_not_found, Runner, SandboxError};
 use crate::sandbox::spec::{
-    session_body, SESSION_DEADLINE_LABEL, SESSION_LABEL, SESSION_SCRATCH_LABEL,
+    session_body, HOME, SESSION_DEADLINE_LABEL, SESSION_LABEL, SESSION_SCRATCH_LABEL,
     SESSION_STATE_LABEL, WORKSPACE,
 };
 use bollard::models::{Mount, MountType, MountVolumeOptions};
@@ -259,9 +259,9 @@ fn withheld_of(
         .collect()
 }
 
-fn bind(source: &Path, target: &str) -> Mount {
+fn bind(source: &Path, view: &str, target: &str) -> Mount {
     Mount {
-        target: Some(format!("{WORKSPACE}/{target}")),
+        target: Some(format!("{view}/{target}")),
         source: Some(source.display().to_string()),
         typ: Some(MountType::BIND),
         read_only: Some(true),
@@ -269,43 +269,96 @@ fn bind(source: &Path, target: &str) -> Mount {
     }
 }
 
-/// The container's mounts: the project view at `/workspace`, then an empty read-only
-/// file or directory over every hidden and withheld path (overlay mode: the lower layer
-/// holds them; copy mode never copied them).
+/// Where the container also sees the project: at its own host path, so a command that
+/// names files by their absolute host path (agents do: `cd /home/me/proj && make`) finds
+/// them, and `pwd` prints what it prints on the host. `None` when that path is one the
+/// container itself needs (a system directory, `/tmp`, the sandbox home, `/workspace`)
+/// or lies inside the kernel's or the engine's own trees.
+pub fn host_view(project: &Path) -> Option<String> {
+    let p = project.to_str()?.trim_end_matches('/');
+    let own = [
+        "",
+        "/bin",
+        "/sbin",
+        "/usr",
+        "/usr/bin",
+        "/usr/sbin",
+        "/usr/lib",
+        "/usr/local",
+        "/usr/local/bin",
+        "/lib",
+        "/lib64",
+        "/lib32",
+        "/etc",
+        "/var",
+        "/run",
+        "/tmp",
+        "/home",
+        "/root",
+        "/opt",
+        "/srv",
+        "/mnt",
+        "/media",
+    ];
+    let inside = ["/proc", "/sys", "/dev", WORKSPACE, HOME];
+    if !p.starts_with('/')
+        || own.contains(&p)
+        || inside
+            .iter()
+            .any(|r| p == *r || p.starts_with(&format!("{r}/")))
+    {
+        return None;
+    }
+    Some(p.to_string())
+}
+
+/// The container's mounts: the project view at `/workspace` (and at its host path, see
+/// [`host_view`]), then an empty read-only file or directory over every hidden and
+/// withheld path in each view (overlay mode: the lower layer holds them; copy mode never
+/// copied them).
 fn mounts(rec: &SessionRecord) -> Vec<Mount> {
+    let views: Vec<String> = std::iter::once(WORKSPACE.to_string())
+        .chain(host_view(&rec.project))
+        .collect();
     let mut out = Vec::new();
-    match (&rec.mode, &rec.volume) {
-        (CaptureMode::Overlay, Some(vol)) => {
-            out.push(Mount {
-                target: Some(WORKSPACE.into()),
-                source: Some(vol.clone()),
-                typ: Some(MountType::VOLUME),
-                read_only: Some(false),
-                // An empty volume would otherwise get the image's own /workspace copied
-                // into it, i.e. into the upper layer.
-                volume_options: Some(MountVolumeOptions {
-                    no_copy: Some(true),
+    for view in &views {
+        match (&rec.mode, &rec.volume) {
+            (CaptureMode::Overlay, Some(vol)) => {
+                out.push(Mount {
+                    target: Some(view.clone()),
+                    source: Some(vol.clone()),
+                    typ: Some(MountType::VOLUME),
+                    read_only: Some(false),
+                    // An empty volume would otherwise get the image's own directory
+                    // copied into it, i.e. into the upper layer.
+                    volume_options: Some(MountVolumeOptions {
+                        no_copy: Some(true),
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
+                });
+                let empty_dir = rec.scratch.join("empty-dir");
+                let empty_file = rec.scratch.join("empty-file");
+                for rel in &rec.hidden {
+                    let is_dir = rec.project.join(rel).is_dir();
+                    out.push(bind(
+                        if is_dir { &empty_dir } else { &empty_file },
+                        view,
+                        rel,
+                    ));
+                }
+                for rel in &rec.withheld {
+                    out.push(bind(&empty_file, view, rel));
+                }
+            }
+            _ => out.push(Mount {
+                target: Some(view.clone()),
+                source: Some(rec.scratch.join("copy").display().to_string()),
+                typ: Some(MountType::BIND),
+                read_only: Some(false),
                 ..Default::default()
-            });
-            let empty_dir = rec.scratch.join("empty-dir");
-            let empty_file = rec.scratch.join("empty-file");
-            for rel in &rec.hidden {
-                let is_dir = rec.project.join(rel).is_dir();
-                out.push(bind(if is_dir { &empty_dir } else { &empty_file }, rel));
-            }
-            for rel in &rec.withheld {
-                out.push(bind(&empty_file, rel));
-            }
+            }),
         }
-        _ => out.push(Mount {
-            target: Some(WORKSPACE.into()),
-            source: Some(rec.scratch.join("copy").display().to_string()),
-            typ: Some(MountType::BIND),
-            read_only: Some(false),
-            ..Default::default()
-        }),
     }
     out
 }
@@ -999,7 +1052,8 @@ impl Session<'_> {
         if argv.is_empty() {
             return Err(fail("sandbox.session-argv", "no command to run"));
         }
-        let workdir = exec::workdir(opts.workdir.as_deref())?;
+        let view = host_view(&self.rec.project).unwrap_or_else(|| WORKSPACE.to_string());
+        let workdir = exec::workdir(&view, opts.workdir.as_deref())?;
         let mut restarted = self.sync()?;
         restarted |= self.ensure_container()?;
         let deadline = unix_now(SystemTime::now()).saturating_add(self.rec.idle_secs);
@@ -1140,5 +1194,39 @@ mod tests {
         assert!(is_scratch_name(Path::new("/tmp/contextos-session-a-1234")));
         assert!(!is_scratch_name(Path::new("/home/user")));
         assert!(!is_scratch_name(Path::new("contextos-session-a")));
+    }
+
+    #[test]
+    fn the_project_is_also_seen_at_its_host_path_unless_the_container_needs_that_path() {
+        for ok in [
+            "/home/me/proj",
+            "/tmp/x",
+            "/srv/git/repo",
+            "/usr/src/app",
+            "/work/main",
+        ] {
+            assert_eq!(host_view(Path::new(ok)).as_deref(), Some(ok), "{ok}");
+        }
+        assert_eq!(
+            host_view(Path::new("/home/me/proj/")).as_deref(),
+            Some("/home/me/proj")
+        );
+        for no in [
+            "/",
+            "/tmp",
+            "/usr",
+            "/etc",
+            "/home",
+            "/proc/1",
+            "/sys/x",
+            "/dev/shm/p",
+            "/workspace",
+            "/workspace/sub",
+            "/home/sandbox",
+            "/home/sandbox/p",
+            "relative",
+        ] {
+            assert_eq!(host_view(Path::new(no)), None, "{no}");
+        }
     }
 }
