@@ -34,6 +34,8 @@ mod commands;
 #[cfg(feature = "scan")]
 mod githook;
 mod hook;
+#[cfg(feature = "docker")]
+mod mcp;
 mod output;
 mod plugins;
 mod policy_cache;
@@ -100,6 +102,9 @@ enum Command {
     /// Run a command in the hardened sandbox (the exec verdict decides; results come
     /// back through the journal).
     Run(commands::run::Args),
+    /// Serve the boundary tools (read_file, write_file, edit_file, apply_patch, run) to an
+    /// agent as an MCP server over stdio.
+    Mcp(commands::mcp::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -119,12 +124,13 @@ enum HookCommand {
     Uninstall(commands::githook::UninstallArgs),
 }
 
-/// The commands that link the git reader or the container client: `scan` and `hook
-/// install|uninstall` read git, `run` drives containers.
+/// The commands that link the git reader or the async runtime: `scan` and `hook
+/// install|uninstall` read git, `run` drives containers, `mcp` serves MCP on tokio.
 #[derive(Debug)]
 enum Heavy<'a> {
     Scan(&'a commands::scan::Args),
     Run(&'a commands::run::Args),
+    Mcp(&'a commands::mcp::Args),
     HookInstall(&'a commands::githook::InstallArgs),
     HookUninstall(&'a commands::githook::UninstallArgs),
 }
@@ -139,6 +145,7 @@ pub fn front() -> ExitCode {
         let verb = match heavy {
             Heavy::Scan(_) => "scan",
             Heavy::Run(_) => "run",
+            Heavy::Mcp(_) => "mcp",
             Heavy::HookInstall(_) => "hook install",
             Heavy::HookUninstall(_) => "hook uninstall",
         };
@@ -152,6 +159,7 @@ pub fn full() -> ExitCode {
     main(|ctx, heavy| match heavy {
         Heavy::Scan(a) => commands::scan::run(ctx, a),
         Heavy::Run(a) => commands::run::run(ctx, a),
+        Heavy::Mcp(a) => commands::mcp::run(ctx, a),
         Heavy::HookInstall(a) => commands::githook::install(ctx, a),
         Heavy::HookUninstall(a) => commands::githook::uninstall(ctx, a),
     })
@@ -194,5 +202,6 @@ fn dispatch(ctx: &Context, command: Command, heavy: HeavyRunner) -> Result<Exit,
         Command::Gate(a) => commands::gate::run(ctx, &a),
         Command::Scan(a) => heavy(ctx, Heavy::Scan(&a)),
         Command::Run(a) => heavy(ctx, Heavy::Run(&a)),
+        Command::Mcp(a) => heavy(ctx, Heavy::Mcp(&a)),
     }
 }
