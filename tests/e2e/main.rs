@@ -9,6 +9,7 @@
 mod compile;
 mod githook;
 mod hooks;
+mod mcp;
 mod plugins;
 mod sandbox;
 mod scan;

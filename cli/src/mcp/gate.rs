@@ -6,7 +6,7 @@
 
 use super::audit::{self, Entry};
 use super::elicit::{self, Asked};
-use super::limits::ToolError;
+use super::limits::{Failure, ToolError};
 use super::state::State;
 use crate::hook::judge::{judge, Judgement};
 use contextos_engine::emit::{Action, Answer};
@@ -31,7 +31,7 @@ pub async fn decide(
     peer: &Peer<RoleServer>,
     tool: &'static str,
     actions: &[Action],
-) -> Result<Passed, ToolError> {
+) -> Result<Passed, Failure> {
     let started = Instant::now();
     let (set, judgement) = {
         let shared = Arc::clone(state);
@@ -55,20 +55,31 @@ pub async fn decide(
             log(state, tool, actions, &judgement, "deny", "denied", started);
         })?
     };
+    // The strongest verdict over every part, defaults included: an `exec` default of
+    // `ask` is a question here even where a hook would stay silent and leave it to the
+    // agent's own prompt — this server is the one carrying the call out.
+    let effect = judgement.verdict().unwrap_or(Effect::Allow);
     let rules = judgement.rules();
     let named = if rules.is_empty() {
         String::new()
     } else {
         format!(" (rules: {})", rules.join(", "))
     };
-    match judgement.answer() {
-        Answer::Deny { reason } => {
-            log(state, tool, actions, &judgement, "deny", "denied", started);
-            Err(ToolError::new(format!(
-                "denied{named}: {reason}\nNothing was done."
-            )))
+    let mut reasons: Vec<&str> = Vec::new();
+    for p in judgement.parts.iter().filter(|p| p.verdict == effect) {
+        if !reasons.contains(&p.reason.as_str()) {
+            reasons.push(&p.reason);
         }
-        Answer::Ask { reason } => match elicit::ask(peer, &reason).await {
+    }
+    let reason = format!("ContextOS: {}", reasons.join("; "));
+    match effect {
+        Effect::Deny => {
+            log(state, tool, actions, &judgement, "deny", "denied", started);
+            Err(Failure::Logged(ToolError::new(format!(
+                "denied{named}: {reason}\nNothing was done."
+            ))))
+        }
+        Effect::Ask => match elicit::ask(peer, &reason).await {
             Asked::Confirmed => Ok(Passed {
                 set,
                 judgement,
@@ -79,9 +90,9 @@ pub async fn decide(
             Asked::Refused(why) => {
                 let outcome = format!("refused: {why}");
                 log(state, tool, actions, &judgement, "ask", &outcome, started);
-                Err(ToolError::new(format!(
+                Err(Failure::Logged(ToolError::new(format!(
                     "needs confirmation{named}: {reason}\nRefused: {why}. Nothing was done."
-                )))
+                ))))
             }
             Asked::Unsupported => {
                 // What the agent is told is a deny, as the hooks log an ask an agent
@@ -95,25 +106,26 @@ pub async fn decide(
                     "refused: the client cannot ask (no elicitation capability)",
                     started,
                 );
-                Err(ToolError::new(format!(
+                Err(Failure::Logged(ToolError::new(format!(
                     "needs confirmation{named}: {reason}\nRefused: this MCP client cannot ask the person (it did not declare the elicitation capability). Nothing was done."
-                )))
+                ))))
             }
         },
-        Answer::Allow { .. } => Ok(Passed {
-            set,
-            judgement,
-            verdict: "allow",
-            started,
-            confirmed: false,
-        }),
-        Answer::Pass => Ok(Passed {
-            set,
-            judgement,
-            verdict: "pass",
-            started,
-            confirmed: false,
-        }),
+        Effect::Allow => {
+            // The hooks' word for it: `allow` when rules allowed every part, `pass`
+            // when no rule spoke and a permissive default let it through.
+            let verdict = match judgement.answer() {
+                Answer::Allow { .. } => "allow",
+                _ => "pass",
+            };
+            Ok(Passed {
+                set,
+                judgement,
+                verdict,
+                started,
+                confirmed: false,
+            })
+        }
     }
 }
 
@@ -124,9 +136,9 @@ impl Passed {
         state: &State,
         tool: &str,
         actions: &[Action],
-        result: &Result<T, ToolError>,
-    ) {
-        let outcome = match (result, self.confirmed) {
+        result: Result<T, ToolError>,
+    ) -> Result<T, Failure> {
+        let outcome = match (&result, self.confirmed) {
             (Ok(_), true) => "confirmed".to_string(),
             (Ok(_), false) => "done".to_string(),
             (Err(e), _) => format!("failed: {}", e.0),
@@ -140,12 +152,36 @@ impl Passed {
             &outcome,
             self.started,
         );
+        result.map_err(Failure::Logged)
     }
 
     /// Whether a person confirmed an `ask` for this call.
     pub fn confirmed(&self) -> bool {
         self.confirmed
     }
+}
+
+/// Logs a call refused before it could be decided (bad arguments, a patch that does not
+/// apply): a fail-closed deny, as the hooks log input they cannot read.
+pub fn log_invalid(state: &State, tool: &str, error: &ToolError) {
+    let judgement = Judgement {
+        parts: vec![crate::hook::judge::Part {
+            verdict: Effect::Deny,
+            explicit: true,
+            reason: error.0.clone(),
+            rules: vec!["fail-closed:invalid-input".into()],
+        }],
+    };
+    let outcome = format!("invalid: {}", error.0);
+    log(
+        state,
+        tool,
+        &[],
+        &judgement,
+        "deny",
+        &outcome,
+        Instant::now(),
+    );
 }
 
 fn log(

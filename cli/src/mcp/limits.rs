@@ -37,6 +37,21 @@ impl ToolError {
     }
 }
 
+/// How a tool call failed: after the gate logged it (a deny, a refusal, a failed
+/// commit), or before it was decided at all (bad arguments, a patch that does not
+/// apply) — which the dispatcher then logs, so every call lands in the decision log.
+#[derive(Debug)]
+pub enum Failure {
+    Logged(ToolError),
+    Unlogged(ToolError),
+}
+
+impl From<ToolError> for Failure {
+    fn from(e: ToolError) -> Failure {
+        Failure::Unlogged(e)
+    }
+}
+
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

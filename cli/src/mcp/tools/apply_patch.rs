@@ -4,7 +4,7 @@
 
 use super::super::commit::{commit, read_text};
 use super::super::gate::{self, blocking};
-use super::super::limits::{check_size, ToolError};
+use super::super::limits::{check_size, Failure, ToolError};
 use super::super::patch::{self, FileChange};
 use super::super::state::State;
 use super::done;
@@ -29,7 +29,7 @@ pub async fn call(
     state: &Arc<State>,
     peer: &Peer<RoleServer>,
     args: Args,
-) -> Result<CallToolResult, ToolError> {
+) -> Result<CallToolResult, Failure> {
     check_size("the patch", args.patch.len() as u64, &state.limits)?;
     // The changes are computed first (reading the current files) so that every path the
     // applier touches is decided, together with every path the hooks' liberal extractor
@@ -46,8 +46,7 @@ pub async fn call(
         let set = Arc::clone(&passed.set);
         blocking(move || commit(&state, &set, NAME, &changes, confirmed)).await
     };
-    passed.finish(state, NAME, &actions, &result);
-    result.map(|s| {
+    passed.finish(state, NAME, &actions, result).map(|s| {
         let n = s["changes"].as_array().map_or(0, Vec::len);
         done(
             format!("applied the patch: {n} file change(s) in one transaction"),

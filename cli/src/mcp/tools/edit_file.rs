@@ -6,7 +6,7 @@
 use super::super::commit::{commit, read_text};
 use super::super::edit::replace;
 use super::super::gate::{self, blocking};
-use super::super::limits::ToolError;
+use super::super::limits::{Failure, ToolError};
 use super::super::patch::{Base, FileChange};
 use super::super::state::State;
 use super::done;
@@ -38,7 +38,7 @@ pub async fn call(
     state: &Arc<State>,
     peer: &Peer<RoleServer>,
     args: Args,
-) -> Result<CallToolResult, ToolError> {
+) -> Result<CallToolResult, Failure> {
     let rel = state.relative(&args.path)?;
     let actions = [Action::Path {
         op: PathOp::Write,
@@ -79,8 +79,7 @@ pub async fn call(
         })
         .await
     };
-    passed.finish(state, NAME, &actions, &result);
-    result.map(|s| {
+    passed.finish(state, NAME, &actions, result).map(|s| {
         let n = s["replaced"].as_u64().unwrap_or(1);
         done(format!("edited {rel} ({n} replacement(s))"), s)
     })

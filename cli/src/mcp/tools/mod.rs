@@ -11,7 +11,8 @@ pub mod read_file;
 pub mod run;
 pub mod write_file;
 
-use super::limits::ToolError;
+use super::gate::log_invalid;
+use super::limits::{Failure, ToolError};
 use super::state::State;
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
@@ -54,29 +55,36 @@ pub async fn call(
     let result = match name {
         read_file::NAME => match args(name, arguments) {
             Ok(a) => read_file::call(state, peer, a).await,
-            Err(e) => Err(e),
+            Err(e) => Err(Failure::Unlogged(e)),
         },
         write_file::NAME => match args(name, arguments) {
             Ok(a) => write_file::call(state, peer, a).await,
-            Err(e) => Err(e),
+            Err(e) => Err(Failure::Unlogged(e)),
         },
         edit_file::NAME => match args(name, arguments) {
             Ok(a) => edit_file::call(state, peer, a).await,
-            Err(e) => Err(e),
+            Err(e) => Err(Failure::Unlogged(e)),
         },
         apply_patch::NAME => match args(name, arguments) {
             Ok(a) => apply_patch::call(state, peer, a).await,
-            Err(e) => Err(e),
+            Err(e) => Err(Failure::Unlogged(e)),
         },
         run::NAME => match args(name, arguments) {
             Ok(a) => run::call(state, peer, a).await,
-            Err(e) => Err(e),
+            Err(e) => Err(Failure::Unlogged(e)),
         },
-        other => Err(ToolError::new(format!(
+        other => Err(Failure::Unlogged(ToolError::new(format!(
             "unknown tool `{other}`; the tools are read_file, write_file, edit_file, apply_patch and run"
-        ))),
+        )))),
     };
-    result.unwrap_or_else(ToolError::into_result)
+    match result {
+        Ok(r) => r,
+        Err(Failure::Logged(e)) => e.into_result(),
+        Err(Failure::Unlogged(e)) => {
+            log_invalid(state, name, &e);
+            e.into_result()
+        }
+    }
 }
 
 fn args<T: DeserializeOwned>(tool: &str, arguments: Option<JsonObject>) -> Result<T, ToolError> {

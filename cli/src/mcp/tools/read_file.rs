@@ -3,7 +3,7 @@
 
 use super::super::commit::read_text;
 use super::super::gate::{self, blocking};
-use super::super::limits::ToolError;
+use super::super::limits::{Failure, ToolError};
 use super::super::state::State;
 use contextos_engine::emit::Action;
 use contextos_engine::PathOp;
@@ -31,7 +31,7 @@ pub async fn call(
     state: &Arc<State>,
     peer: &Peer<RoleServer>,
     args: Args,
-) -> Result<CallToolResult, ToolError> {
+) -> Result<CallToolResult, Failure> {
     let rel = state.relative(&args.path)?;
     let actions = [Action::Path {
         op: PathOp::Read,
@@ -48,8 +48,9 @@ pub async fn call(
         })
         .await
     };
-    passed.finish(state, NAME, &actions, &result);
-    result.map(|t| CallToolResult::success(vec![ContentBlock::text(t)]))
+    passed
+        .finish(state, NAME, &actions, result)
+        .map(|t| CallToolResult::success(vec![ContentBlock::text(t)]))
 }
 
 /// Lines `offset..offset+limit` (1-based), each with its line ending.

@@ -6,7 +6,7 @@
 //! structured content, never mixed into the command's output.
 
 use super::super::gate;
-use super::super::limits::{ToolError, MAX_RUN_OUTPUT_BYTES};
+use super::super::limits::{Failure, ToolError, MAX_RUN_OUTPUT_BYTES};
 use super::super::state::State;
 use contextos_engine::emit::Action;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -40,17 +40,16 @@ pub async fn call(
     state: &Arc<State>,
     peer: &Peer<RoleServer>,
     args: Args,
-) -> Result<CallToolResult, ToolError> {
+) -> Result<CallToolResult, Failure> {
     if args.command.trim().is_empty() {
-        return Err(ToolError::new("`command` is empty"));
+        return Err(ToolError::new("`command` is empty").into());
     }
     let actions = [Action::Shell {
         line: args.command.clone(),
     }];
     let passed = gate::decide(state, peer, NAME, &actions).await?;
     let result = execute(state, &args).await;
-    passed.finish(state, NAME, &actions, &result);
-    result
+    passed.finish(state, NAME, &actions, result)
 }
 
 /// The runner's arguments — the one place they are spelled, so the sandbox-session

@@ -3,7 +3,7 @@
 
 use super::super::commit::commit;
 use super::super::gate::{self, blocking};
-use super::super::limits::{check_size, ToolError};
+use super::super::limits::{check_size, Failure, ToolError};
 use super::super::patch::{Base, FileChange};
 use super::super::state::State;
 use super::done;
@@ -29,13 +29,14 @@ pub async fn call(
     state: &Arc<State>,
     peer: &Peer<RoleServer>,
     args: Args,
-) -> Result<CallToolResult, ToolError> {
+) -> Result<CallToolResult, Failure> {
     let rel = state.relative(&args.path)?;
     check_size(&rel, args.content.len() as u64, &state.limits)?;
     if args.content.contains('\0') {
         return Err(ToolError::new(format!(
             "{rel}: content contains NUL bytes; write_file writes text only"
-        )));
+        ))
+        .into());
     }
     let actions = [Action::Path {
         op: PathOp::Write,
@@ -59,6 +60,7 @@ pub async fn call(
         })
         .await
     };
-    passed.finish(state, NAME, &actions, &result);
-    result.map(|s| done(format!("wrote {rel}"), s))
+    passed
+        .finish(state, NAME, &actions, result)
+        .map(|s| done(format!("wrote {rel}"), s))
 }
