@@ -1,5 +1,5 @@
 //! `write_file` through `contextos mcp`, whole process: rmcp's client over stdio against
-//! the built binaries, one small file per call (decision, lock, journaled commit and the
+//! the built binaries, one ~200-byte file per call (decision, lock, journaled commit and the
 //! decision-log append included). Prints p50 / p95 / max.
 //!
 //! `cargo bench -p contextos --bench mcp_write` (release profile; `MCP_BENCH_CALLS`
@@ -97,7 +97,7 @@ fn main() {
     sorted.sort_unstable();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "mcp write_file ({} calls, 1 KiB files, stdio, whole process): p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms",
+        "mcp write_file ({} calls, ~200-byte files, stdio, whole process): p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms",
         sorted.len(),
         ms(percentile(&sorted, 0.50)),
         ms(percentile(&sorted, 0.95)),
