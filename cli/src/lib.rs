@@ -34,6 +34,8 @@ mod commands;
 #[cfg(feature = "scan")]
 mod githook;
 mod hook;
+#[cfg(feature = "docker")]
+mod mcp;
 mod output;
 mod plugins;
 mod policy_cache;
@@ -102,6 +104,9 @@ enum Command {
     Run(commands::run::Args),
     /// The sandbox sessions of this project: list, close, sweep.
     Session(commands::session::Args),
+    /// Serve the boundary tools (read_file, write_file, edit_file, apply_patch, run) to an
+    /// agent as an MCP server over stdio.
+    Mcp(commands::mcp::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -121,13 +126,14 @@ enum HookCommand {
     Uninstall(commands::githook::UninstallArgs),
 }
 
-/// The commands that link the git reader or the container client: `scan` and `hook
-/// install|uninstall` read git, `run` drives containers.
+/// The commands that link the git reader or the async runtime: `scan` and `hook
+/// install|uninstall` read git, `run` drives containers, `mcp` serves MCP on tokio.
 #[derive(Debug)]
 enum Heavy<'a> {
     Scan(&'a commands::scan::Args),
     Run(&'a commands::run::Args),
     Session(&'a commands::session::Args),
+    Mcp(&'a commands::mcp::Args),
     HookInstall(&'a commands::githook::InstallArgs),
     HookUninstall(&'a commands::githook::UninstallArgs),
 }
@@ -143,6 +149,7 @@ pub fn front() -> ExitCode {
             Heavy::Scan(_) => "scan",
             Heavy::Run(_) => "run",
             Heavy::Session(_) => "session",
+            Heavy::Mcp(_) => "mcp",
             Heavy::HookInstall(_) => "hook install",
             Heavy::HookUninstall(_) => "hook uninstall",
         };
@@ -157,6 +164,7 @@ pub fn full() -> ExitCode {
         Heavy::Scan(a) => commands::scan::run(ctx, a),
         Heavy::Run(a) => commands::run::run(ctx, a),
         Heavy::Session(a) => commands::session::run(ctx, a),
+        Heavy::Mcp(a) => commands::mcp::run(ctx, a),
         Heavy::HookInstall(a) => commands::githook::install(ctx, a),
         Heavy::HookUninstall(a) => commands::githook::uninstall(ctx, a),
     })
@@ -200,5 +208,6 @@ fn dispatch(ctx: &Context, command: Command, heavy: HeavyRunner) -> Result<Exit,
         Command::Scan(a) => heavy(ctx, Heavy::Scan(&a)),
         Command::Run(a) => heavy(ctx, Heavy::Run(&a)),
         Command::Session(a) => heavy(ctx, Heavy::Session(&a)),
+        Command::Mcp(a) => heavy(ctx, Heavy::Mcp(&a)),
     }
 }

@@ -11,6 +11,7 @@ mod boundary_wiring;
 mod compile;
 mod githook;
 mod hooks;
+mod mcp;
 mod plugins;
 mod sandbox;
 mod scan;
@@ -464,7 +465,7 @@ fn fmt_writes_through_the_journal_under_the_project_lock() {
 fn the_front_binary_offers_every_command_and_fails_closed_without_its_companion() {
     let help = contextos(Path::new("."), &["--help"]);
     for verb in [
-        "check", "decide", "hook", "compile", "gate", "plugin", "scan", "run",
+        "check", "decide", "hook", "compile", "gate", "plugin", "scan", "run", "mcp",
     ] {
         assert!(
             help.stdout.contains(&format!("  {verb} ")),
@@ -480,7 +481,11 @@ fn the_front_binary_offers_every_command_and_fails_closed_without_its_companion(
         .or_else(|_| std::fs::copy(env!("CARGO_BIN_EXE_contextos"), &bin).map(|_| ()))
         .unwrap_or_else(|e| panic!("{e}"));
     let p = project(None);
-    for args in [&["scan", "--staged"][..], &["run", "--", "true"][..]] {
+    for args in [
+        &["scan", "--staged"][..],
+        &["run", "--", "true"][..],
+        &["mcp"][..],
+    ] {
         let out = Command::new(&bin)
             .arg("--project")
             .arg(p.path())

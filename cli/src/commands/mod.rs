@@ -11,6 +11,7 @@ pub mod hook;
 pub mod journal;
 pub mod lock;
 pub mod log;
+pub mod mcp;
 pub mod plugin;
 pub mod run;
 pub mod scan;
