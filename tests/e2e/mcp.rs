@@ -440,6 +440,10 @@ const ASK_POLICY: &str = r#"language 1;
 @id("lock-review")
 ask path write "Cargo.lock"
   because "Dependency changes need a human.";
+
+@id("deploy-review")
+ask exec "make deploy"
+  because "Deploys need a human.";
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -451,10 +455,10 @@ async fn an_ask_is_refused_without_elicitation_and_follows_the_answer_with_it() 
     let m = err(&call(&c, "write_file", args.clone()).await);
     assert!(m.contains("lock-review") && m.contains("cannot ask"), "{m}");
     assert!(!root.join("Cargo.lock").exists());
-    // `make deploy` asks in the stdlib: the run tool refuses it the same way.
+    // A rule's ask on a command: the run tool refuses it the same way.
     let m = err(&call(&c, "run", json!({"command": "make deploy"})).await);
     assert!(
-        m.contains("needs confirmation") && m.contains("cannot ask"),
+        m.contains("needs confirmation") && m.contains("cannot ask") && m.contains("deploy-review"),
         "{m}"
     );
     // A denied command does not run.
@@ -501,32 +505,44 @@ async fn an_ask_is_refused_without_elicitation_and_follows_the_answer_with_it() 
 /// The run tool actually runs only where the sandbox can: Docker answers and the
 /// runner knows sandbox sessions (`contextos run --session`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn run_executes_in_the_sandbox_session_when_one_is_available() {
-    let docker = std::process::Command::new("docker")
-        .args(["info", "--format", "{{.ServerVersion}}"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let full = Path::new(env!("CARGO_BIN_EXE_contextos")).with_file_name("contextos-full");
-    let help = std::process::Command::new(&full)
-        .args(["run", "--help"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    if !docker || !help.contains("--session") {
-        eprintln!("skipped: needs Docker and `contextos run --session`");
-        return;
-    }
+async fn run_executes_in_the_sandbox_session_and_its_changes_come_back() {
     let p = super::project(Some(
-        "language 1;\n@id(\"echo-ok\")\nallow exec \"echo *\" with sandbox { network: none }\n  because \"Harmless.\";\n",
+        "language 1;\n@id(\"sh-ok\")\nallow exec \"sh *\" because \"Harmless in the sandbox.\";\n",
     ));
-    let (c, _) = connect(p.path(), Asker::Cannot, &[]).await;
-    let r = call(&c, "run", json!({"command": "echo hello-from-the-sandbox"})).await;
+    let root = p.path();
+    std::fs::write(
+        root.join("contextos.toml"),
+        format!("[sandbox]\nimage = \"{}\"\n", super::sandbox::image()),
+    )
+    .unwrap();
+    let session = format!("mcp-{}", std::process::id());
+    let (c, _) = connect(root, Asker::Cannot, &["--session", &session]).await;
+    let r = call(
+        &c,
+        "run",
+        json!({"command": "echo hello-from-the-sandbox; echo made > made.txt; echo hi > /tmp/x && cat /tmp/x"}),
+    )
+    .await;
     let t = text(ok(&r));
     assert!(
-        t.contains("exit code: 0") && t.contains("hello-from-the-sandbox"),
+        t.contains("exit code: 0") && t.contains("hello-from-the-sandbox") && t.contains("hi"),
         "{t}"
     );
+    // The file the command wrote came back through the journal; /tmp/x stayed inside.
+    assert_eq!(
+        std::fs::read_to_string(root.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    // A second call runs in the same warm session.
+    let t = text(ok(
+        &call(&c, "run", json!({"command": "cat made.txt"})).await
+    ));
+    assert!(t.contains("made"), "{t}");
     c.cancel().await.unwrap();
+    let list = super::contextos(root, &["--format", "json", "session", "list"]);
+    assert!(list.stdout.contains(&session), "{}", list.stdout);
+    let closed = super::contextos(root, &["session", "close", &session]);
+    assert_eq!(closed.code, 0, "{}", closed.stderr);
 }
 
 /// Kills the server in the middle of one transaction that adds FILES files: on even
