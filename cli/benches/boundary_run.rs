@@ -165,16 +165,17 @@ fn main() {
     .unwrap_or_else(|e| die(&format!("{e}")));
     std::fs::write(root.join("README.md"), "bench\n").unwrap_or_else(|e| die(&format!("{e}")));
     let session = format!("bench-{}", std::process::id());
-    let ours = || {
+    let ours_as = |format: &str| {
         let mut c = Command::new(bin);
         c.arg("--project")
             .arg(root)
+            .args(["--format", format])
             .args(["run", "--session", &session, "--", "/bin/true"]);
         c
     };
+    let ours = || ours_as("text");
     // The first run creates the session; its JSON report names the container.
-    let first = ours()
-        .args(["--format", "json"])
+    let first = ours_as("json")
         .output()
         .unwrap_or_else(|e| die(&format!("{e}")));
     let report: serde_json::Value = serde_json::from_slice(&first.stdout)

@@ -78,6 +78,7 @@ mod imp {
     use super::Args;
 
     use crate::output;
+    use crate::policy_cache::{self, Loaded};
     use crate::project::Project;
     use crate::support::changeset::{self, Op, Planned};
     use crate::support::run_records::{RUNS_DIR, SESSIONS_DIR};
@@ -93,6 +94,7 @@ mod imp {
         self, CaptureMode, Change, ExecOptions, ExecOutcome, Session, SessionConfig,
     };
     use contextos_engine::effects::sandbox::workspace::{excluded, RunDir, WORKSPACE_MOUNT};
+    use contextos_engine::effects::user_key::UserKey;
     use contextos_engine::{Effect, EvalOptions, PathOp, Request, ShellOptions};
     use contextos_engine::{PolicySet, ShellBase};
     use serde::Serialize;
@@ -185,8 +187,16 @@ mod imp {
     }
 
     pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
-        let (_out, set) = ctx.load()?;
         let project = ctx.project()?;
+        // The hook's authenticated cache: a routed command pays for a snapshot load, not
+        // for compiling every policy again.
+        let user_key = UserKey::load_or_create_default();
+        let set = match policy_cache::load(&project, user_key.as_ref())? {
+            Loaded::Ready { set, .. } => set,
+            Loaded::Invalid(out) => {
+                return Err(CliError::policy_invalid(&out, "nothing can be decided"))
+            }
+        };
         Ok(execute(ctx, args, &set, &project))
     }
 
@@ -381,6 +391,57 @@ mod imp {
         )
     }
 
+    /// How often a project's leftovers are looked for: sweeping costs several engine
+    /// round trips, and a routed command should not pay them every time.
+    const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+    /// Whether the last sweep of this project is older than [`SWEEP_EVERY`]; marks it
+    /// done. An unreadable mark means a sweep is due.
+    fn sweep_due(state_dir: &Path) -> bool {
+        let mark = state_dir.join(".swept");
+        let recent = std::fs::metadata(&mark)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < SWEEP_EVERY);
+        if recent {
+            return false;
+        }
+        let _ = std::fs::create_dir_all(state_dir);
+        let _ = std::fs::write(&mark, b"");
+        true
+    }
+
+    /// Removes what earlier runs left: one-shot containers of the first design, sessions
+    /// idle past their deadline and the orphans of removed ones.
+    fn sweep(runner: &Runner, state_dir: &Path, report: &mut Report) {
+        // No one-shot run lives longer than the floor's timeout; a minute's grace covers
+        // the kill and removal of one that just timed out.
+        let max_age = Profile::floor().timeout + std::time::Duration::from_secs(60);
+        match runner.sweep_stale(max_age) {
+            Ok(swept) if !swept.is_empty() => report.warnings.push(format!(
+                "removed {} container(s) left by an earlier run that could not clean up: {}",
+                swept.len(),
+                swept.join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => report
+                .warnings
+                .push(format!("could not look for leftover containers: {e}")),
+        }
+        match runner.sweep_idle_sessions(state_dir, std::time::SystemTime::now()) {
+            Ok(swept) if !swept.is_empty() => report.warnings.push(format!(
+                "removed {} idle or orphaned session(s): {}",
+                swept.len(),
+                swept.join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => report
+                .warnings
+                .push(format!("could not look for idle sessions: {e}")),
+        }
+    }
+
     /// What [`sandboxed`] needs besides the report and the profile.
     struct Sandboxed<'a> {
         idle: std::time::Duration,
@@ -436,31 +497,9 @@ mod imp {
             Ok(r) => r,
             Err(e) => return fail(report, e.message),
         };
-        // No one-shot run lives longer than the floor's timeout; a minute's grace covers
-        // the kill and removal of one that just timed out.
-        let max_age = Profile::floor().timeout + std::time::Duration::from_secs(60);
-        match runner.sweep_stale(max_age) {
-            Ok(swept) if !swept.is_empty() => report.warnings.push(format!(
-                "removed {} container(s) left by an earlier run that could not clean up: {}",
-                swept.len(),
-                swept.join(", ")
-            )),
-            Ok(_) => {}
-            Err(e) => report
-                .warnings
-                .push(format!("could not look for leftover containers: {e}")),
-        }
         let state_dir = project.root.join(SESSIONS_DIR);
-        match runner.sweep_idle_sessions(&state_dir, std::time::SystemTime::now()) {
-            Ok(swept) if !swept.is_empty() => report.warnings.push(format!(
-                "removed {} idle or orphaned session(s): {}",
-                swept.len(),
-                swept.join(", ")
-            )),
-            Ok(_) => {}
-            Err(e) => report
-                .warnings
-                .push(format!("could not look for idle sessions: {e}")),
+        if sweep_due(&state_dir) {
+            sweep(&runner, &state_dir, &mut report);
         }
         let Some(reference) = prof.image.clone() else {
             report.profile = Some(prof);

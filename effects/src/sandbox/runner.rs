@@ -61,8 +61,25 @@ pub struct Runner {
     /// Where the engine was looked for, for messages.
     pub host: String,
     pub api_version: String,
-    /// CPUs the engine's host has: the daemon refuses a CPU limit above it.
-    pub ncpu: Option<u64>,
+}
+
+/// `profile` with its CPU limit lowered to what the engine's host has (the daemon refuses
+/// a limit above it; fewer CPUs only tightens it). Asked for only when a container is
+/// about to be created: `info` is one of the engine's slower calls, and a command in a
+/// warm session creates nothing.
+pub(crate) async fn clamped(docker: &Docker, profile: &Profile) -> Profile {
+    let mut p = profile.clone();
+    let ncpu = docker
+        .info()
+        .await
+        .ok()
+        .and_then(|i| i.ncpu)
+        .and_then(|n| u64::try_from(n).ok())
+        .filter(|n| *n > 0);
+    if let Some(n) = ncpu {
+        p.millicpus = p.millicpus.min(n.saturating_mul(1000));
+    }
+    p
 }
 
 fn api_error(what: &str, e: &BollardError) -> SandboxError {
@@ -112,18 +129,8 @@ impl Runner {
             )
         };
         let docker = Docker::connect_with_defaults().map_err(|e| no_engine(&e))?;
-        let (version, info) = rt
-            .block_on(async {
-                docker.ping().await?;
-                let v = docker.version().await?;
-                let i = docker.info().await?;
-                Ok::<_, BollardError>((v, i))
-            })
-            .map_err(|e| no_engine(&e))?;
-        let ncpu = info
-            .ncpu
-            .and_then(|n| u64::try_from(n).ok())
-            .filter(|n| *n > 0);
+        // `version` answers only when the engine does: no separate ping.
+        let version = rt.block_on(docker.version()).map_err(|e| no_engine(&e))?;
         let api = version.api_version.unwrap_or_default();
         match parse_api(&api) {
             Some(v) if v >= MIN_API => {}
@@ -143,7 +150,6 @@ impl Runner {
             rt,
             host,
             api_version: api,
-            ncpu,
         })
     }
 

@@ -264,7 +264,14 @@ impl<'a, const TRACK: bool> Parser<'a, TRACK> {
         .or_else(|| {
             self.r(R::WithClause, q, || {
                 let (name, e) = self.ident_s(self.skip(self.lit(q, "with")?))?;
-                let (entries, end) = self.obligations(self.skip(e))?;
+                // An obligation without keys may leave its braces out (`with host`): the
+                // block is optional, as in the grammar, so a block that does not parse
+                // leaves the clause ending at the name.
+                let depth = self.depth.get();
+                let (entries, end) = self.obligations(self.skip(e)).unwrap_or_else(|| {
+                    self.depth.set(depth);
+                    (Vec::new(), e)
+                });
                 let o = Obligation {
                     name,
                     entries,

@@ -487,10 +487,7 @@ impl Runner {
             .canonicalize()
             .map_err(|e| io_fail(project_in.display(), e))?;
         let lock = SessionLock::acquire(&state_dir, cfg.id)?;
-        let mut profile = wanted.clone();
-        if let Some(n) = self.ncpu {
-            profile.millicpus = profile.millicpus.min(n.saturating_mul(1000));
-        }
+        let profile = wanted.clone();
         let now = unix_now(SystemTime::now());
         let (docker, rt) = self.engine();
         if let Some(rec) = state::load(&state_dir, cfg.id)? {
@@ -693,6 +690,7 @@ impl Runner {
             }
         }
         rt.block_on(async {
+            let profile = &crate::sandbox::runner::clamped(docker, profile).await;
             create_container(docker, profile, rec, state_dir).await?;
             start(docker, &rec.container).await
         })
@@ -917,7 +915,8 @@ impl Session<'_> {
                             .await?;
                         }
                     }
-                    create_container(docker, &self.profile, &self.rec, &self.state_dir).await?;
+                    let profile = crate::sandbox::runner::clamped(docker, &self.profile).await;
+                    create_container(docker, &profile, &self.rec, &self.state_dir).await?;
                     start(docker, &self.rec.container).await.map(|()| true)
                 }
             }
