@@ -180,7 +180,15 @@ fn a_hostile_line_leaves_the_host_untouched() {
             tree(repo.root()),
             tree(outside.path()),
         );
-        let env = [("HOME", home_s.as_str()), ("CONTEXTOS_SESSION_MODE", mode)];
+        // ContextOS's own user key (the policy cache's and the log's) lives in the
+        // user's state directory, which is not what this test watches.
+        let own_state = tempfile::tempdir().unwrap();
+        let own_state_s = own_state.path().display().to_string();
+        let env = [
+            ("HOME", home_s.as_str()),
+            ("XDG_STATE_HOME", own_state_s.as_str()),
+            ("CONTEXTOS_SESSION_MODE", mode),
+        ];
         // As a line, the exec verdict already refuses it: nothing runs.
         let (r, j) = run_json_env(repo.root(), &["--", "/bin/sh", "-c", line], &env);
         assert_eq!(r.code, 1, "{mode}: {j}");

@@ -364,6 +364,15 @@ fn every_guarantee_holds_inside_the_sandbox() {
         // Overlay runs as the project's owner, copy as the floor's nobody.
         let euid = if mode == "overlay" { "1000" } else { "65534" };
         assert_eq!(j["session"]["user"], format!("{euid}:{euid}"), "{j}");
+        // /tmp is a fresh tmpfs; the only entry in it is where the project itself is
+        // mounted at its host path, when that lies under /tmp (a temp directory here).
+        let own = p.path().canonicalize().unwrap();
+        let tmp_entry = own
+            .strip_prefix("/tmp")
+            .ok()
+            .and_then(|r| r.components().next())
+            .map(|c| format!("{},", c.as_os_str().to_string_lossy()))
+            .unwrap_or_default();
         let want = [
             ("rootfs", "readonly"),
             ("CapEff", "0000000000000000"),
@@ -381,7 +390,7 @@ fn every_guarantee_holds_inside_the_sandbox() {
             ("git", "unwritable"),
             ("state", "hidden"),
             ("state-write", "unwritable"),
-            ("tmp-before", ""),
+            ("tmp-before", tmp_entry.as_str()),
             ("tmp", "writable"),
             ("tmp-exec", "refused"),
         ];
@@ -431,7 +440,10 @@ fn every_guarantee_holds_inside_the_sandbox() {
         );
         // The next one-shot session starts with an empty /tmp (the first left
         // /tmp/leftover).
-        assert_eq!(got2.get("tmp-before").map(String::as_str), Some(""));
+        assert_eq!(
+            got2.get("tmp-before").map(String::as_str),
+            Some(tmp_entry.as_str())
+        );
         assert_session_gone(j2["session"]["id"].as_str().unwrap_or_default());
     }
 }
