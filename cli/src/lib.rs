@@ -4,7 +4,7 @@
 //! `contextos` ([`front`]) is what users and agent configurations run. It links neither
 //! the git reader (gix) nor the container client (bollard, tokio), so an agent hook —
 //! run before every tool call — pays for neither. The two commands that need them,
-//! `scan`, `run` and `hook install|uninstall`, it parses like every other and then hands
+//! `scan`, `run`, `session`, `mcp` and `hook install|uninstall`, it parses like every other and then hands
 //! to `contextos-full`
 //! ([`full`]), installed beside it, which replaces the process with the same arguments,
 //! standard streams and exit status.

@@ -6,7 +6,8 @@
 //! One job per file: [`server`] wires the protocol; [`tools`] holds one file per tool;
 //! [`gate`] decides a call (with [`elicit`] for an `ask` and [`audit`] for the decision
 //! log); [`edit`] and [`patch`] compute new file contents; [`commit`] is the only way
-//! they reach the disk; [`limits`] says what a call may carry and how it fails.
+//! they reach the disk; [`limits`] says what a call may carry and how it fails; [`reply`] shapes a
+//! successful result.
 
 mod audit;
 mod commit;
@@ -15,6 +16,7 @@ mod elicit;
 mod gate;
 mod limits;
 mod patch;
+mod reply;
 mod server;
 mod state;
 mod tools;

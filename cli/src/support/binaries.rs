@@ -1,5 +1,5 @@
 //! The two binaries' file names: `contextos` (what people, agents and git hooks run) and
-//! the companion it hands `scan`, `run` and `hook install|uninstall` to, installed in the
+//! the companion it hands `scan`, `run`, `session`, `mcp` and `hook install|uninstall` to, installed in the
 //! same directory.
 
 /// The front binary's file name.

@@ -1,4 +1,4 @@
-//! Handing `scan`, `run` and `hook install|uninstall` to the companion binary installed
+//! Handing `scan`, `run`, `session`, `mcp` and `hook install|uninstall` to the companion binary installed
 //! beside `contextos`.
 //!
 //! The front binary does not link the git reader or the container client (see the crate

@@ -15,7 +15,7 @@ use super::gate::log_invalid;
 use super::limits::{Failure, ToolError};
 use super::state::State;
 use rmcp::handler::server::common::schema_for_type;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use rmcp::{Peer, RoleServer};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -91,11 +91,4 @@ fn args<T: DeserializeOwned>(tool: &str, arguments: Option<JsonObject>) -> Resul
     let value = Value::Object(arguments.unwrap_or_default());
     serde_json::from_value(value)
         .map_err(|e| ToolError::new(format!("invalid arguments for {tool}: {e}")))
-}
-
-/// A successful result: a line for the model, and the machine-readable summary.
-pub fn done(text: impl Into<String>, structured: Value) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(structured);
-    r
 }

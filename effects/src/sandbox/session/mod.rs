@@ -35,11 +35,13 @@ pub mod exec;
 pub mod fingerprint;
 pub mod ignore;
 pub mod lock;
+pub mod mode;
 pub mod overlay;
 pub mod state;
 
 pub use changes::{Change, Pending};
 pub use exec::{ExecOptions, ExecOutcome};
+pub use mode::CaptureMode;
 
 use crate::safe_fs::SafeRoot;
 use crate::sandbox::capture::Stream;
@@ -54,29 +56,11 @@ use bollard::Docker;
 use changes::Obs;
 use fingerprint::Kind;
 use lock::SessionLock;
-use serde::{Deserialize, Serialize};
 use state::{Entry, SessionRecord};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
-
-/// How a session captures what its commands change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CaptureMode {
-    Overlay,
-    Copy,
-}
-
-impl std::fmt::Display for CaptureMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            CaptureMode::Overlay => "overlay",
-            CaptureMode::Copy => "copy",
-        })
-    }
-}
 
 /// What opening a session needs.
 pub struct SessionConfig<'a> {

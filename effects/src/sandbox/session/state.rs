@@ -4,7 +4,7 @@
 //! container was last shown of the host) and the host fingerprint it was taken from.
 
 use super::fingerprint::Fingerprint;
-use super::CaptureMode;
+use super::mode::CaptureMode;
 use crate::sandbox::runner::SandboxError;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
