@@ -15,12 +15,13 @@
 //! pointer to the MCP write tools.
 
 use crate::hook::judge::{judge, Judgement, Place};
+use crate::hook::record;
 use crate::policy_cache::{self, Loaded};
 use crate::project::{BoundaryMode, Project};
 use crate::support::user_config::user_config;
 use crate::support::{CliError, Context, Exit};
-use contextos_engine::effects::decision_log::{self, DecisionRecord, LogError, LogOptions};
-use contextos_engine::effects::user_key::{self, UserKey};
+use contextos_engine::effects::decision_log::{DecisionRecord, LogError};
+use contextos_engine::effects::user_key::UserKey;
 use contextos_engine::emit::{
     can_rewrite, parse_event, render, render_failure, render_routed, wiring, Action, Agent, Answer,
     HookEvent, Rendered, Route,
@@ -62,10 +63,6 @@ pub struct AgentOpts {
 
 /// Largest event accepted on stdin; a bigger one is refused (fail closed), not truncated.
 const MAX_EVENT_BYTES: u64 = 16 << 20;
-/// The active decision log is sealed into a segment beyond this size.
-const ROTATE_BYTES: u64 = 8 << 20;
-/// A stuck log lock costs a record (with a warning), never the agent's tool call.
-const LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 /// Set by whichever answers first: the decision or the watchdog.
 static ANSWERED: AtomicBool = AtomicBool::new(false);
@@ -416,17 +413,7 @@ fn log(
     routed: bool,
     started: Instant,
 ) -> Result<(), LogError> {
-    let actions: Vec<serde_json::Value> = ev
-        .actions
-        .iter()
-        .map(|a| match a {
-            Action::Shell { line } => serde_json::json!({"shell": line}),
-            Action::PowerShell { line } => serde_json::json!({"powershell": line}),
-            Action::Path { op, path } => serde_json::json!({"path": path, "op": op.as_str()}),
-            Action::Fetch { url } => serde_json::json!({"fetch": url}),
-            Action::Mcp { server, tool } => serde_json::json!({"mcp": tool, "server": server}),
-        })
-        .collect();
+    let actions = record::actions(&ev.actions);
     // What the agent was told: an ask it cannot honour went out as a deny.
     let verdict = match ans {
         Answer::Pass => "pass",
@@ -447,11 +434,5 @@ fn log(
         rules: j.rules(),
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
     };
-    let opts = LogOptions {
-        key_path: user_key::default_path(),
-        rotate_bytes: ROTATE_BYTES,
-        now: None,
-        guard_timeout: LOG_LOCK_WAIT,
-    };
-    decision_log::append(&root.join(".contextos/state"), &rec, &opts).map(|_| ())
+    record::append(root, &rec)
 }

@@ -3,16 +3,11 @@
 //! agent `mcp`, event `tools/call`, the tool's name, the judged actions and the session.
 
 use crate::hook::judge::Judgement;
-use contextos_engine::effects::decision_log::{self, DecisionRecord, LogOptions};
-use contextos_engine::effects::user_key;
+use crate::hook::record;
+use contextos_engine::effects::decision_log::DecisionRecord;
 use contextos_engine::emit::Action;
 use std::path::Path;
-use std::time::{Duration, Instant};
-
-/// The active log is sealed into a segment beyond this size (as the hooks do).
-const ROTATE_BYTES: u64 = 8 << 20;
-/// A stuck log lock costs a record (with a warning on stderr), never the tool call.
-const LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
+use std::time::Instant;
 
 /// One call as it is logged.
 #[derive(Debug)]
@@ -32,17 +27,7 @@ pub struct Entry<'a> {
 /// (blocking every call would let anyone who can break the log stop all work — the
 /// hooks make the same choice).
 pub fn record(root: &Path, e: &Entry<'_>) {
-    let actions: Vec<serde_json::Value> = e
-        .actions
-        .iter()
-        .map(|a| match a {
-            Action::Shell { line } => serde_json::json!({"shell": line}),
-            Action::PowerShell { line } => serde_json::json!({"powershell": line}),
-            Action::Path { op, path } => serde_json::json!({"path": path, "op": op.as_str()}),
-            Action::Fetch { url } => serde_json::json!({"fetch": url}),
-            Action::Mcp { server, tool } => serde_json::json!({"mcp": tool, "server": server}),
-        })
-        .collect();
+    let actions = record::actions(e.actions);
     let rec = DecisionRecord {
         agent: "mcp".into(),
         event: "tools/call".into(),
@@ -56,13 +41,7 @@ pub fn record(root: &Path, e: &Entry<'_>) {
         rules: e.judgement.rules(),
         duration_us: u64::try_from(e.started.elapsed().as_micros()).unwrap_or(u64::MAX),
     };
-    let opts = LogOptions {
-        key_path: user_key::default_path(),
-        rotate_bytes: ROTATE_BYTES,
-        now: None,
-        guard_timeout: LOG_LOCK_WAIT,
-    };
-    if let Err(err) = decision_log::append(&root.join(".contextos/state"), &rec, &opts) {
+    if let Err(err) = record::append(root, &rec) {
         eprintln!("contextos mcp: warning: the decision was not logged: {err}");
     }
 }

@@ -1,0 +1,38 @@
+//! The decision-log record of a judged call, shared by the agent hooks (`contextos hook`)
+//! and the MCP server (`contextos mcp`), so `contextos log` shows both in one shape.
+
+use contextos_engine::effects::decision_log::{self, DecisionRecord, LogError, LogOptions};
+use contextos_engine::effects::user_key;
+use contextos_engine::emit::Action;
+use std::path::Path;
+use std::time::Duration;
+
+/// The active log is sealed into a segment beyond this size.
+const ROTATE_BYTES: u64 = 8 << 20;
+/// A stuck log lock costs a record (the caller warns), never the call it records.
+const LOG_LOCK_WAIT: Duration = Duration::from_millis(500);
+
+/// The judged actions as the log shows them.
+pub fn actions(actions: &[Action]) -> Vec<serde_json::Value> {
+    actions
+        .iter()
+        .map(|a| match a {
+            Action::Shell { line } => serde_json::json!({"shell": line}),
+            Action::PowerShell { line } => serde_json::json!({"powershell": line}),
+            Action::Path { op, path } => serde_json::json!({"path": path, "op": op.as_str()}),
+            Action::Fetch { url } => serde_json::json!({"fetch": url}),
+            Action::Mcp { server, tool } => serde_json::json!({"mcp": tool, "server": server}),
+        })
+        .collect()
+}
+
+/// Appends `rec` to the project's hash-chained decision log.
+pub fn append(root: &Path, rec: &DecisionRecord) -> Result<(), LogError> {
+    let opts = LogOptions {
+        key_path: user_key::default_path(),
+        rotate_bytes: ROTATE_BYTES,
+        now: None,
+        guard_timeout: LOG_LOCK_WAIT,
+    };
+    decision_log::append(&root.join(".contextos/state"), rec, &opts).map(|_| ())
+}
