@@ -12,6 +12,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../policies/exec-baseline.policy"),
     ),
     (
+        "stdlib/destructive.policy",
+        include_str!("../policies/destructive.policy"),
+    ),
+    (
         "stdlib/self-protection.policy",
         include_str!("../policies/self-protection.policy"),
     ),
