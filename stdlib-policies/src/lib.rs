@@ -16,6 +16,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../policies/destructive.policy"),
     ),
     (
+        "stdlib/supply-chain.policy",
+        include_str!("../policies/supply-chain.policy"),
+    ),
+    (
         "stdlib/self-protection.policy",
         include_str!("../policies/self-protection.policy"),
     ),
