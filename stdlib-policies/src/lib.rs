@@ -20,6 +20,14 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../policies/supply-chain.policy"),
     ),
     (
+        "stdlib/persistence.policy",
+        include_str!("../policies/persistence.policy"),
+    ),
+    (
+        "stdlib/credentials.policy",
+        include_str!("../policies/credentials.policy"),
+    ),
+    (
         "stdlib/self-protection.policy",
         include_str!("../policies/self-protection.policy"),
     ),
