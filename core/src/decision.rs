@@ -128,6 +128,11 @@ pub struct ShellDecision {
     /// In line order: an exec decision per simple command, then a path decision per file it
     /// writes or deletes (redirections and file effects such as `rm`, `sed -i`).
     pub parts: Vec<Decision>,
+    /// Indices into `parts` of writes that only happen when a copy's destination is a
+    /// directory (`cp a.txt dst` writes `dst/a.txt` only when `dst` is one); a caller that
+    /// can look at the file system drops those whose destination is not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub guesses: Vec<usize>,
     /// Set when the line could not be parsed or an argv is not knowable statically.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rejection: Option<Rejection>,

@@ -4,7 +4,7 @@ use crate::canon::canonical_path;
 use crate::decision::*;
 use crate::ir::{Clause, CompiledRule, Cond, Val};
 use crate::policy::PolicySet;
-use crate::request::{Request, RequestKind};
+use crate::request::{PathOp, Request, RequestKind};
 use crate::schema::{Attr, Method};
 use crate::script::ScriptHost;
 use contextos_grammar::ast::{CmpOp, Effect};
@@ -35,10 +35,52 @@ pub(crate) enum Applies {
 /// Decides one request. This is the single decision path of ContextOS
 /// ([`PolicySet::decide`] calls it).
 pub(crate) fn decide(set: &PolicySet, req: &Request, opts: EvalOptions) -> Decision {
+    if let RequestKind::Path(p) = &req.kind {
+        if crate::outside::is_outside_spelling(&p.path) {
+            return decide_outside(set, req, opts);
+        }
+    }
     let mut req = req.clone();
     if let Some(rejection) = canonicalise(&mut req) {
         return rejected(req, rejection);
     }
+    let decision = decide_canonical(set, req, opts);
+    // On a case-insensitive file system `.Claude/settings.json` is `.claude/settings.json`:
+    // the folded spelling is decided too and wins when it is stricter.
+    if let RequestKind::Path(p) = &decision.request.kind {
+        if folds_to_governance(&p.path) {
+            let mut folded = decision.request.clone();
+            if let RequestKind::Path(fp) = &mut folded.kind {
+                fp.path = fp.path.to_ascii_lowercase();
+            }
+            let request = decision.request.clone();
+            let stricter = decide_canonical(set, folded, opts);
+            if stricter.verdict > decision.verdict {
+                return Decision {
+                    request,
+                    ..stricter
+                };
+            }
+        }
+    }
+    decision
+}
+
+/// Whether a path is a case variant a case-insensitive file system would take for a
+/// dot-directory or dot-file (`.Claude/…`, `.GIT/hooks`, `.CONTEXTOS/…`) or for
+/// ContextOS's own root files (`CONTEXTOS.toml`). Only these are folded: folding every
+/// name would change what conditions on `path.name` see (`README.md`).
+fn folds_to_governance(path: &str) -> bool {
+    if !path.bytes().any(|b| b.is_ascii_uppercase()) {
+        return false;
+    }
+    path.split('/')
+        .any(|seg| seg.starts_with('.') && seg.bytes().any(|b| b.is_ascii_uppercase()))
+        || path.to_ascii_lowercase().starts_with("contextos.")
+}
+
+/// Decides a request already in canonical form.
+fn decide_canonical(set: &PolicySet, req: Request, opts: EvalOptions) -> Decision {
     let candidates = set.index.candidates(&set.rules, &req);
     let rules: Vec<&CompiledRule> = candidates
         .into_iter()
@@ -46,6 +88,53 @@ pub(crate) fn decide(set: &PolicySet, req: &Request, opts: EvalOptions) -> Decis
         .filter(|r| head_matches(r, &req))
         .collect();
     finish(set, req, rules.into_iter(), opts)
+}
+
+/// Decides a path outside the project: only outside-anchored rules speak about it (see
+/// [`crate::outside`]); without one, a read is asked and a write or delete denied.
+fn decide_outside(set: &PolicySet, req: &Request, opts: EvalOptions) -> Decision {
+    let mut req = req.clone();
+    let RequestKind::Path(p) = &mut req.kind else {
+        return decide_canonical(set, req, opts);
+    };
+    let op = p.op;
+    match crate::outside::canonical_outside(&p.path) {
+        Ok(c) => p.path = c,
+        Err(e) => {
+            return rejected(
+                req,
+                Rejection {
+                    code: e.code.to_string(),
+                    message: e.message,
+                },
+            )
+        }
+    }
+    let path = p.path.clone();
+    let candidates = set.index.candidates(&set.rules, &req);
+    let rules: Vec<&CompiledRule> = candidates
+        .into_iter()
+        .filter_map(|i| set.rules.get(i))
+        .filter(|r| crate::outside::rule_reaches(r, &path))
+        .collect();
+    let mut d = finish(set, req, rules.into_iter(), opts);
+    if d.default_applied {
+        d.verdict = crate::outside::unruled(op);
+        d.default_applied = false;
+        d.obligations.clear();
+        d.rejection = Some(Rejection {
+            code: "path.outside-project".into(),
+            message: format!(
+                "`{path}` is outside the project and no rule covers it, so it is {}",
+                if op == PathOp::Read {
+                    "asked"
+                } else {
+                    "refused"
+                }
+            ),
+        });
+    }
+    d
 }
 
 /// Canonicalises the subject in place; `Some` when it must be rejected outright.
@@ -332,6 +421,30 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
         }
         (Attr::ExecLine, RequestKind::Exec(e)) => owned(e.argv.join(" ")),
         (Attr::ExecPipedFrom, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.piped_from)),
+        (Attr::ExecEnv, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.env)),
+        (Attr::ExecEnvNames, RequestKind::Exec(e)) => V::List(Cow::Owned(
+            e.env
+                .iter()
+                .map(|a| a.split_once('=').map_or(a.as_str(), |(n, _)| n))
+                .map(|n| n.trim_end_matches('+').to_string())
+                .collect(),
+        )),
+        (Attr::ExecCwd, RequestKind::Exec(e)) => s(&e.cwd),
+        (Attr::ExecReads, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.reads)),
+        (Attr::ExecWrites, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.writes)),
+        (Attr::ExecNetwork, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.network)),
+        (Attr::ExecHosts, RequestKind::Exec(e)) => V::List(Cow::Owned(
+            e.network
+                .iter()
+                .filter_map(|d| crate::net::host_of(d))
+                .collect(),
+        )),
+        (Attr::ExecRuns, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.runs)),
+        (Attr::ExecOptions, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.options)),
+        (Attr::ExecSubcommand, RequestKind::Exec(e)) => owned(e.subcommand.join(" ")),
+        (Attr::ExecOperands, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.operands)),
+        (Attr::ExecOpaque, RequestKind::Exec(e)) => V::Bool(!e.opaque.is_empty()),
+        (Attr::ExecModelled, RequestKind::Exec(e)) => V::Bool(e.modelled),
         (Attr::PluginName, RequestKind::Plugin(p)) => s(&p.name),
         (Attr::PluginSource, RequestKind::Plugin(p)) => s(&p.source),
         (Attr::PluginVersion, RequestKind::Plugin(p)) => s(&p.version),

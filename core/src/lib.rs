@@ -28,12 +28,16 @@ pub mod eval;
 pub mod glob;
 mod index;
 pub mod ir;
+pub mod net;
+pub mod outside;
 pub mod policy;
 mod policy_impl;
 pub mod request;
 pub mod schema;
 pub mod script;
 pub mod shell_decide;
+mod shell_env;
+pub mod shell_place;
 pub mod snapshot;
 pub mod testing;
 

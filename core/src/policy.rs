@@ -106,8 +106,9 @@ pub struct CompiledTest {
 /// What a test case decides.
 #[derive(Debug, Clone)]
 pub enum TestSubject {
-    /// A single request, decided like `contextos decide`.
-    Request(Request),
+    /// A single request, decided like `contextos decide` (boxed: an exec request carries
+    /// the whole shell model).
+    Request(Box<Request>),
     /// A shell line, decided like `decide exec --shell`.
     Shell(String),
 }

@@ -96,13 +96,81 @@ pub struct PathRequest {
 }
 
 /// A request to run one simple command; a shell line is split into these first.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecRequest {
     /// The command's words, `argv[0]` first; an empty argv is rejected as `exec.empty`.
     pub argv: Vec<String>,
     /// Programs feeding this command through a pipe (`curl … | sh` gives `sh` ["curl"]).
     #[serde(default, rename = "pipedFrom")]
     pub piped_from: Vec<String>,
+    /// Environment assignments it runs with, `NAME=value` (prefixes, `env`/`sudo`
+    /// wrappers, earlier `export`s of the line).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// Working directory, project-relative (`""` at the root); `"?"` when only known at run
+    /// time; outside the project as `~/…` or absolute.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cwd: String,
+    /// Files it reads, resolved like path requests (project-relative, `~/…` or absolute).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<String>,
+    /// Files it writes or deletes, resolved likewise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
+    /// Network destinations (URL, host, `host:port`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<String>,
+    /// Code strings and script files it runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
+    /// Options in normal form (long options in full, values joined with `=`, combined
+    /// short flags split).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+    /// Subcommand words after the global options (`["s3", "rm"]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subcommand: Vec<String>,
+    /// Words after the subcommand that are neither options nor option values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operands: Vec<String>,
+    /// Why what it runs is not visible to the policy; empty when it is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opaque: Vec<String>,
+    /// Every part of the command is modelled: no environment prefix that changes
+    /// programs, no code the policy cannot see, no unknown option of a modelled program,
+    /// no file target known only at run time, no read outside the project that no rule
+    /// allows. An allow of a command that is not modelled is not answered as an allow.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub modelled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for ExecRequest {
+    /// An argv-only request: nothing beyond the words is known, so nothing is unmodelled.
+    fn default() -> Self {
+        ExecRequest {
+            argv: Vec::new(),
+            piped_from: Vec::new(),
+            env: Vec::new(),
+            cwd: String::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            network: Vec::new(),
+            runs: Vec::new(),
+            options: Vec::new(),
+            subcommand: Vec::new(),
+            operands: Vec::new(),
+            opaque: Vec::new(),
+            modelled: true,
+        }
+    }
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// A request to load a policy pack, built after its digest and signature were verified.
@@ -200,7 +268,7 @@ impl Request {
     pub fn exec<S: Into<String>>(argv: impl IntoIterator<Item = S>) -> Self {
         Request::new(RequestKind::Exec(ExecRequest {
             argv: argv.into_iter().map(Into::into).collect(),
-            piped_from: Vec::new(),
+            ..ExecRequest::default()
         }))
     }
     /// The domain of the request's kind.

@@ -56,6 +56,32 @@ pub enum Attr {
     ExecLine,
     /// `exec.piped_from`: basenames of the programs earlier in the same pipeline.
     ExecPipedFrom,
+    /// `exec.env`: `NAME=value` environment assignments the command runs with.
+    ExecEnv,
+    /// `exec.env_names`: the names of `exec.env`.
+    ExecEnvNames,
+    /// `exec.cwd`: the working directory, project-relative (`""` at the root, `"?"` unknown).
+    ExecCwd,
+    /// `exec.reads`: files the command reads, resolved like path requests.
+    ExecReads,
+    /// `exec.writes`: files the command writes or deletes, resolved likewise.
+    ExecWrites,
+    /// `exec.network`: network destinations as written (URL, host, `host:port`).
+    ExecNetwork,
+    /// `exec.hosts`: the host names of `exec.network`, lower-cased, without port or user.
+    ExecHosts,
+    /// `exec.runs`: code strings and script files the command runs.
+    ExecRuns,
+    /// `exec.options`: options in normal form (`--no-verify`, `--output=F`, `-f`).
+    ExecOptions,
+    /// `exec.subcommand`: the subcommand words joined with one space (`"s3 rm"`).
+    ExecSubcommand,
+    /// `exec.operands`: words after the subcommand that are neither options nor values.
+    ExecOperands,
+    /// `exec.opaque`: the command runs code the policy cannot see.
+    ExecOpaque,
+    /// `exec.modelled`: every part of the command is modelled (see the exec chapter).
+    ExecModelled,
     /// `plugin.name`: the pack's name.
     PluginName,
     /// `plugin.source`: where the pack comes from.
@@ -174,6 +200,97 @@ pub const ATTRS: &[AttrInfo] = &[
         ty: Ty::List,
         domain: Some(Domain::Exec),
         doc: "programs piping into this command",
+    },
+    AttrInfo {
+        names: &["exec.env"],
+        attr: Attr::ExecEnv,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "NAME=value environment assignments it runs with",
+    },
+    AttrInfo {
+        names: &["exec.env_names"],
+        attr: Attr::ExecEnvNames,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "names of the environment assignments",
+    },
+    AttrInfo {
+        names: &["exec.cwd"],
+        attr: Attr::ExecCwd,
+        ty: Ty::Str,
+        domain: Some(Domain::Exec),
+        doc: "working directory, project-relative (\"?\" when unknown)",
+    },
+    AttrInfo {
+        names: &["exec.reads"],
+        attr: Attr::ExecReads,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "files it reads",
+    },
+    AttrInfo {
+        names: &["exec.writes"],
+        attr: Attr::ExecWrites,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "files it writes or deletes",
+    },
+    AttrInfo {
+        names: &["exec.network"],
+        attr: Attr::ExecNetwork,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "network destinations",
+    },
+    AttrInfo {
+        names: &["exec.hosts"],
+        attr: Attr::ExecHosts,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "host names of the network destinations",
+    },
+    AttrInfo {
+        names: &["exec.runs"],
+        attr: Attr::ExecRuns,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "code strings and script files it runs",
+    },
+    AttrInfo {
+        names: &["exec.options"],
+        attr: Attr::ExecOptions,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "options in normal form (--name, --name=value, -x)",
+    },
+    AttrInfo {
+        names: &["exec.subcommand"],
+        attr: Attr::ExecSubcommand,
+        ty: Ty::Str,
+        domain: Some(Domain::Exec),
+        doc: "subcommand words, space-separated",
+    },
+    AttrInfo {
+        names: &["exec.operands"],
+        attr: Attr::ExecOperands,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "operands after the subcommand",
+    },
+    AttrInfo {
+        names: &["exec.opaque"],
+        attr: Attr::ExecOpaque,
+        ty: Ty::Bool,
+        domain: Some(Domain::Exec),
+        doc: "runs code the policy cannot see",
+    },
+    AttrInfo {
+        names: &["exec.modelled"],
+        attr: Attr::ExecModelled,
+        ty: Ty::Bool,
+        domain: Some(Domain::Exec),
+        doc: "every part of the command is modelled",
     },
     AttrInfo {
         names: &["plugin.name"],
@@ -333,6 +450,15 @@ pub fn script_vars(domain: Domain) -> &'static [(&'static str, Ty)] {
             ("argv", Ty::List),
             ("program", Ty::Str),
             ("piped_from", Ty::List),
+            ("env", Ty::List),
+            ("cwd", Ty::Str),
+            ("reads", Ty::List),
+            ("writes", Ty::List),
+            ("network", Ty::List),
+            ("runs", Ty::List),
+            ("options", Ty::List),
+            ("subcommand", Ty::Str),
+            ("operands", Ty::List),
         ],
         Domain::Plugin => &[
             ("role", Ty::Str),

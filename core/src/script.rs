@@ -135,6 +135,15 @@ impl ScriptHost {
                         .unwrap_or_default(),
                 );
                 scope.push_constant("piped_from", list(&e.piped_from));
+                scope.push_constant("env", list(&e.env));
+                scope.push_constant("cwd", e.cwd.clone());
+                scope.push_constant("reads", list(&e.reads));
+                scope.push_constant("writes", list(&e.writes));
+                scope.push_constant("network", list(&e.network));
+                scope.push_constant("runs", list(&e.runs));
+                scope.push_constant("options", list(&e.options));
+                scope.push_constant("subcommand", e.subcommand.join(" "));
+                scope.push_constant("operands", list(&e.operands));
             }
             (RequestKind::Plugin(p), Domain::Plugin) => {
                 scope.push_constant("name", p.name.clone());

@@ -1,13 +1,20 @@
 //! Exec requests in shell form: a command line is split into simple commands (see
-//! [`contextos_shell`]), each command and each write redirection is decided, and the strongest
-//! verdict wins. A line that cannot be analysed is `ask` (or `deny` when strict), never
-//! `allow`.
+//! [`contextos_shell`]); for each, the shell model tells what it runs, reads, writes,
+//! deletes, links and reaches over the network, where it runs and with which environment.
+//! The command is decided as an exec request carrying all of that, each file as a path
+//! request, and the strongest verdict wins. A line that cannot be analysed is `ask` (or
+//! `deny` when strict), never `allow`; an allow of a command that is not fully modelled is
+//! not an allow (see [`modelled`]).
 
 use crate::decision::{Decision, Rejection, ShellDecision};
 use crate::eval::{self, EvalOptions};
 use crate::policy::PolicySet;
 use crate::request::{Domain, ExecRequest, PathOp, Request, RequestKind};
+use crate::shell_env::is_inert;
 use contextos_grammar::ast::Effect;
+use contextos_shell::{FileEffects, SimpleCommand};
+
+pub use crate::shell_place::{Place, ShellBase};
 
 /// How [`PolicySet::decide_shell`](crate::PolicySet::decide_shell) and `decide_argv` treat
 /// a line: strictness, explanation, and where it runs.
@@ -18,84 +25,8 @@ pub struct ShellOptions<'a> {
     /// Collect why-not traces in every part (see [`crate::EvalOptions::explain`]).
     pub explain: bool,
     /// Where the line runs, so file targets can be brought into project-relative form.
-    /// Without it, targets are judged exactly as written (relative to the project root).
+    /// Without it, targets are judged relative to the project root.
     pub base: Option<&'a ShellBase>,
-}
-
-/// The project root and the working directory of a shell line.
-#[derive(Debug, Clone, Default)]
-pub struct ShellBase {
-    /// The project root as an absolute path, `/`-separated, without a trailing `/`.
-    /// Several spellings may name it (a symlinked checkout); any of them is recognised.
-    pub roots: Vec<String>,
-    /// The working directory relative to the root (`""` at the root).
-    pub cwd: String,
-    /// The line runs in a sandbox whose only host-backed directory is the project (seen
-    /// at one of `roots`): every other absolute path, `~` and `$HOME` are the container's
-    /// own files and are not judged as host paths. File targets known only at run time
-    /// are not rejected either, because the sandbox's changeset is decided path by path
-    /// after the command ran; the program itself is still decided.
-    pub contained: bool,
-}
-
-impl ShellBase {
-    /// A target as a path request sees it: absolute paths inside the project become
-    /// relative, relative paths are joined to the working directory, anything else
-    /// (outside the project, `~`, `$VAR`) stays as written and is judged as such.
-    pub fn resolve(&self, target: &str) -> String {
-        if target.starts_with('/') {
-            for root in &self.roots {
-                if let Some(rest) = target.strip_prefix(root.as_str()) {
-                    if rest.is_empty() {
-                        return ".".into();
-                    }
-                    if let Some(rel) = rest.strip_prefix('/') {
-                        return rel.to_string();
-                    }
-                }
-            }
-            return target.to_string();
-        }
-        if self.cwd.is_empty() || target.starts_with('~') || target.starts_with('$') {
-            return target.to_string();
-        }
-        // `..` is folded against the working directory only; one that climbs above the
-        // root is kept, so the path check rejects it as a traversal.
-        let mut parts: Vec<&str> = self.cwd.split('/').filter(|s| !s.is_empty()).collect();
-        let mut above = 0usize;
-        for seg in target.split('/') {
-            match seg {
-                "" | "." => {}
-                ".." => {
-                    if parts.pop().is_none() {
-                        above += 1;
-                    }
-                }
-                s => parts.push(s),
-            }
-        }
-        let mut out = "../".repeat(above);
-        out.push_str(&parts.join("/"));
-        out
-    }
-}
-
-fn resolve(base: Option<&ShellBase>, target: &str) -> String {
-    base.map_or_else(|| target.to_string(), |b| b.resolve(target))
-}
-
-impl ShellBase {
-    /// Whether `target` (as written) names a host file at all: in a contained base only
-    /// paths that land in the project do.
-    fn reaches_host(&self, target: &str) -> bool {
-        if !self.contained {
-            return true;
-        }
-        if target.starts_with('~') || target.starts_with('$') {
-            return false;
-        }
-        !self.resolve(target).starts_with('/')
-    }
 }
 
 /// Decides a shell command line ([`PolicySet::decide_shell`] calls it).
@@ -127,12 +58,48 @@ pub(crate) fn decide_argv(
     decide_commands(set, line, contextos_shell::split_argv(argv), role, opts)
 }
 
+/// What the line has done so far that changes the meaning of later steps.
+#[derive(Default)]
+struct LineState {
+    /// Links made earlier in the line: (link, what it reaches), both resolved.
+    links: Vec<(String, String)>,
+    /// Files written earlier in the line by a command that reached the network, with the
+    /// program that wrote them: running one runs downloaded code.
+    downloaded: Vec<(String, String)>,
+}
+
+impl LineState {
+    /// `place` with an earlier link of the line followed.
+    fn follow(&self, place: &str) -> String {
+        for (link, target) in self.links.iter().rev() {
+            if place == link {
+                return target.clone();
+            }
+            if let Some(rest) = place
+                .strip_prefix(link.as_str())
+                .and_then(|r| r.strip_prefix('/'))
+            {
+                return format!("{}/{rest}", target.trim_end_matches('/'));
+            }
+        }
+        place.to_string()
+    }
+}
+
+/// A file the command touches, resolved.
+struct Target {
+    op: PathOp,
+    place: String,
+    /// A `DST/basename(SRC)` guess (see [`contextos_shell::FileEffect::into_dir`]).
+    guess: bool,
+}
+
 /// Decides the simple commands of one line (or argv): each command, each file it
-/// changes; an analysis error is the unknown verdict, never allow.
+/// touches; an analysis error is the unknown verdict, never allow.
 fn decide_commands(
     set: &PolicySet,
     line: String,
-    commands: Result<Vec<contextos_shell::SimpleCommand>, contextos_shell::ShellError>,
+    commands: Result<Vec<SimpleCommand>, contextos_shell::ShellError>,
     role: Option<&str>,
     opts: ShellOptions<'_>,
 ) -> ShellDecision {
@@ -151,6 +118,7 @@ fn decide_commands(
                 line,
                 verdict: unknown,
                 parts: Vec::new(),
+                guesses: Vec::new(),
                 rejection: Some(Rejection {
                     code: "exec.unparsable".into(),
                     message: e.to_string(),
@@ -158,85 +126,379 @@ fn decide_commands(
             }
         }
     };
+    let default_base = ShellBase::default();
+    let base = opts.base.unwrap_or(&default_base);
+    let role = role.map(str::to_string);
     let mut parts: Vec<Decision> = Vec::new();
-    let mut rejection = None;
+    let mut guesses = Vec::new();
+    // The strongest line-level finding, with the verdict it carries.
+    let mut rejection: Option<(Effect, Rejection)> = None;
+    let mut reject = |verdict: Effect, code: &str, message: String| {
+        if rejection.as_ref().is_none_or(|(v, _)| verdict > *v) {
+            rejection = Some((
+                verdict,
+                Rejection {
+                    code: code.into(),
+                    message,
+                },
+            ));
+        }
+    };
+    let mut state = LineState::default();
     for cmd in &commands {
+        let shown = cmd.argv.join(" ");
         if cmd.argv.first().is_some_and(|p| is_dynamic_word(p)) {
-            rejection = Some(Rejection {
-                code: "exec.dynamic-program".into(),
-                message: format!(
+            reject(
+                unknown,
+                "exec.dynamic-program",
+                format!(
                     "the program `{}` is only known at run time",
                     cmd.argv.first().map_or("", |s| s.as_str())
                 ),
-            });
+            );
         }
-        // A bare redirection (`> file`) runs no program; only its writes are decided.
-        if !cmd.argv.is_empty() {
-            let req = Request::new(RequestKind::Exec(ExecRequest {
-                argv: cmd.argv.clone(),
-                piped_from: cmd.piped_from.clone(),
-            }))
-            .with_role(role.map(str::to_string));
-            parts.push(eval::decide(set, &req, eval));
-        }
-        // The files the command changes are decided as path requests, so a shell
-        // route (`sed -i`, `rm`, `mv`, `tee`, editors, …) meets the same path rules
-        // as a direct write.
         let fx = contextos_shell::file_effects(&cmd.argv);
-        let contained = opts.base.is_some_and(|b| b.contained);
-        if fx.unknown && !contained {
-            rejection = Some(Rejection {
-                code: "exec.unknown-targets".into(),
-                message: format!(
-                    "`{}` changes files that cannot be known before it runs",
-                    cmd.argv.join(" ")
-                ),
-            });
+        let dir = base.locate(cmd.cwd.as_deref());
+        let resolve = |t: &str| -> Place {
+            if is_expansion(t) {
+                return Place::Dynamic;
+            }
+            match &dir {
+                Place::Known(d) => match base.resolve_from(d, t) {
+                    Place::Known(p) => Place::Known(state.follow(&p)),
+                    Place::Dynamic => Place::Dynamic,
+                },
+                // A relative path from an unknown directory is unknown; an absolute one
+                // is not.
+                Place::Dynamic if t.starts_with(['/', '~']) => base.resolve_from("", t),
+                Place::Dynamic => Place::Dynamic,
+            }
+        };
+        if fx.unknown && !base.contained {
+            reject(
+                unknown,
+                "exec.unknown-targets",
+                format!("`{shown}` changes files that cannot be known before it runs"),
+            );
         }
-        let targets = cmd
+        if !fx.opaque.is_empty() && !base.contained {
+            reject(
+                unknown,
+                "exec.opaque",
+                format!("`{shown}`: {}", fx.opaque.join("; ")),
+            );
+        }
+        // Every file the command touches, resolved where it lands.
+        let mut targets: Vec<Target> = Vec::new();
+        let mut dynamic_targets = false;
+        let listed = cmd
             .writes
             .iter()
-            .map(|t| (PathOp::Write, t.as_str()))
+            .map(|t| (PathOp::Write, t.as_str(), false))
             .chain(
                 fx.effects
                     .iter()
-                    .map(|e| (PathOp::from(e.op), e.path.as_str())),
+                    .map(|e| (PathOp::from(e.op), e.path.as_str(), e.into_dir)),
             );
-        for (op, target) in targets {
-            if opts.base.is_some_and(|b| !b.reaches_host(target)) {
-                continue;
-            }
-            if is_dynamic_word(target) {
-                if contained {
-                    continue;
+        for (op, written, guess) in listed {
+            if is_dynamic_word(written) && !is_expansion(written) {
+                // A glob: decided through the names it could expand to, and never known
+                // exactly.
+                dynamic_targets = true;
+                if op != PathOp::Read && !base.contained {
+                    reject(
+                        unknown,
+                        "exec.dynamic-target",
+                        format!("the file `{written}` is only known at run time (a glob)"),
+                    );
                 }
-                rejection = Some(Rejection {
-                    code: "exec.dynamic-target".into(),
-                    message: format!(
-                        "the file `{target}` is only known at run time (expansion or glob)"
-                    ),
-                });
+                for sample in glob_samples(written) {
+                    if let Place::Known(place) = resolve(&sample) {
+                        if base.reaches_host(&place) {
+                            targets.push(Target { op, place, guess });
+                        }
+                    }
+                }
                 continue;
             }
-            let req =
-                Request::path(op, resolve(opts.base, target)).with_role(role.map(str::to_string));
-            parts.push(eval::decide(set, &req, eval));
+            match resolve(written) {
+                Place::Known(place) => {
+                    if base.reaches_host(&place) {
+                        targets.push(Target { op, place, guess });
+                    }
+                }
+                Place::Dynamic => {
+                    if base.contained || op == PathOp::Read && !written.starts_with(['/', '~']) {
+                        // A read relative to the project is decided where it can be: the
+                        // sandbox, or the model's static part; only writes are refused.
+                        dynamic_targets |= op == PathOp::Read;
+                        continue;
+                    }
+                    dynamic_targets = true;
+                    if op != PathOp::Read {
+                        reject(
+                            unknown,
+                            "exec.dynamic-target",
+                            format!(
+                                "the file `{written}` is only known at run time (expansion, glob or an unknown working directory)"
+                            ),
+                        );
+                    }
+                }
+            }
         }
+        // Running a file this line downloaded runs code from the network.
+        let runs_downloaded = fx
+            .runs_files
+            .iter()
+            .chain(cmd.argv.first().filter(|p| p.contains('/')))
+            .filter_map(|f| match resolve(f) {
+                Place::Known(p) => Some(p),
+                Place::Dynamic => None,
+            })
+            .find_map(|p| {
+                state
+                    .downloaded
+                    .iter()
+                    .find(|(f, _)| *f == p)
+                    .map(|(f, by)| (f.clone(), by.clone()))
+            });
+        let mut piped_from = cmd.piped_from.clone();
+        if let Some((file, by)) = &runs_downloaded {
+            piped_from.push(by.clone());
+            reject(
+                Effect::Deny,
+                "exec.downloaded-code",
+                format!("`{shown}` runs `{file}`, which `{by}` downloaded earlier in the line"),
+            );
+        }
+        let req = ExecRequest {
+            argv: cmd.argv.clone(),
+            piped_from,
+            env: cmd.env.clone(),
+            cwd: match &dir {
+                Place::Known(d) if d == "." => String::new(),
+                Place::Known(d) => d.clone(),
+                Place::Dynamic => "?".into(),
+            },
+            reads: targets
+                .iter()
+                .filter(|t| t.op == PathOp::Read)
+                .map(|t| t.place.clone())
+                .collect(),
+            writes: targets
+                .iter()
+                .filter(|t| t.op != PathOp::Read && !t.guess)
+                .map(|t| t.place.clone())
+                .collect(),
+            network: fx.network.clone(),
+            runs: fx
+                .code
+                .iter()
+                .chain(fx.runs_files.iter())
+                .cloned()
+                .collect(),
+            options: fx.options.clone(),
+            subcommand: fx.subcommand.clone(),
+            operands: fx.operands.clone(),
+            opaque: fx.opaque.clone(),
+            modelled: true,
+        };
+        // The files, decided as path requests so a shell route meets the same path rules
+        // as a direct file operation.
+        let mut outside_unallowed = false;
+        let mut file_parts: Vec<(Decision, bool)> = Vec::new();
+        for t in &targets {
+            let d = eval::decide(
+                set,
+                &Request::path(t.op, t.place.clone()).with_role(role.clone()),
+                eval,
+            );
+            let outside = crate::shell_place::is_outside(&t.place);
+            if outside && t.op == PathOp::Read && (d.verdict != Effect::Allow || d.default_applied)
+            {
+                outside_unallowed = true;
+            }
+            // A project file read with nothing to say about it adds nothing: the command's
+            // own decision covers it.
+            if t.op == PathOp::Read && !outside && d.verdict == Effect::Allow && d.default_applied {
+                continue;
+            }
+            file_parts.push((d, t.guess));
+        }
+        let mut req = req;
+        // In the sandbox what a command does beyond its words stays in the sandbox, and
+        // the files it changed are decided one by one afterwards.
+        req.modelled =
+            base.contained || modelled(cmd, &fx, &dir, dynamic_targets, outside_unallowed);
+        // A bare redirection (`> file`) runs no program; only its writes are decided.
+        if !cmd.argv.is_empty() {
+            let exec = Request::new(RequestKind::Exec(req.clone())).with_role(role.clone());
+            parts.push(launder_guard(set, eval::decide(set, &exec, eval), &req));
+        }
+        for (d, guess) in file_parts {
+            if guess {
+                guesses.push(parts.len());
+            }
+            parts.push(d);
+        }
+        let (links, downloads) = learn(&fx, &req, &resolve);
+        state.links.extend(links);
+        state.downloaded.extend(downloads);
     }
     let mut verdict = parts.iter().map(|p| p.verdict).max();
-    if rejection.is_some() {
-        verdict = Some(verdict.map_or(unknown, |v| v.max(unknown)));
+    if let Some((v, _)) = &rejection {
+        verdict = Some(verdict.map_or(*v, |p| p.max(*v)));
     }
     let verdict = verdict.unwrap_or_else(|| set.defaults[Domain::Exec.index()]);
     ShellDecision {
         line,
         verdict,
         parts,
-        rejection,
+        guesses,
+        rejection: rejection.map(|(_, r)| r),
     }
+}
+
+/// What later steps of the line must know: links made (link, what it reaches) and files
+/// downloaded (file, program).
+type Learned = (Vec<(String, String)>, Vec<(String, String)>);
+
+fn learn(fx: &FileEffects, req: &ExecRequest, resolve: &dyn Fn(&str) -> Place) -> Learned {
+    let mut links = Vec::new();
+    for l in &fx.links {
+        let Place::Known(link) = resolve(&l.path) else {
+            continue;
+        };
+        // A relative symbolic link's target is relative to the link's own directory.
+        let target = if l.symbolic && !l.target.starts_with(['/', '~', '$']) {
+            let parent = link.rsplit_once('/').map_or("", |(p, _)| p);
+            let joined = if parent.is_empty() {
+                l.target.clone()
+            } else {
+                format!("{parent}/{}", l.target)
+            };
+            resolve(&joined)
+        } else {
+            resolve(&l.target)
+        };
+        if let Place::Known(target) = target {
+            links.push((link, target));
+        }
+    }
+    let mut downloads = Vec::new();
+    if !req.network.is_empty() {
+        let by = req
+            .argv
+            .first()
+            .map(|p| contextos_shell::basename(p).to_string())
+            .unwrap_or_default();
+        for w in &req.writes {
+            downloads.push((w.clone(), by.clone()));
+        }
+    }
+    (links, downloads)
+}
+
+/// Whether every part of a command is modelled, so that an allow may be answered as one:
+/// its environment only holds variables that change no program's behaviour, it runs no
+/// code the policy cannot see, its options are known to its model, its files are known
+/// before it runs, and what it reads outside the project a rule allows.
+fn modelled(
+    cmd: &SimpleCommand,
+    fx: &FileEffects,
+    dir: &Place,
+    dynamic_targets: bool,
+    outside_unallowed: bool,
+) -> bool {
+    cmd.env.iter().all(|a| is_inert(a))
+        && fx.opaque.is_empty()
+        && fx.code.is_empty()
+        && !fx.unknown
+        && !cmd.dynamic
+        && !dynamic_targets
+        && *dir != Place::Dynamic
+        && (!fx.modelled || fx.unknown_options.is_empty())
+        && !outside_unallowed
+}
+
+/// An allow of a command that is not fully modelled is demoted to the exec default: the
+/// rule matched the words, but the words are not all the command does.
+fn launder_guard(set: &PolicySet, mut d: Decision, req: &ExecRequest) -> Decision {
+    if req.modelled || d.verdict != Effect::Allow || d.default_applied {
+        return d;
+    }
+    let default = set.defaults[Domain::Exec.index()];
+    if default == Effect::Allow {
+        // The default allows anyway; the answer is still not an explicit allow.
+        d.overruled.append(&mut d.decided_by);
+        d.default_applied = true;
+        return d;
+    }
+    d.overruled.append(&mut d.decided_by);
+    d.verdict = default;
+    d.default_applied = true;
+    d.obligations.clear();
+    d
 }
 
 /// A program name that expansion could change. `[` alone is the `test` builtin.
 fn is_dynamic_word(w: &str) -> bool {
-    w.contains(['$', '`', '*', '?', '{']) || (w.contains('[') && w != "[")
+    (w.contains(['$', '`', '*', '?', '{']) && !is_home_word(w)) || (w.contains('[') && w != "[")
+}
+
+/// A word whose value comes from an expansion (not merely a glob).
+fn is_expansion(w: &str) -> bool {
+    w.contains(['$', '`']) && !is_home_word(w)
+}
+
+/// Names a glob word could expand to, for deciding it like a path: each `*` once as
+/// nothing and once as a letter, `?` and a bracket as a letter of the class. `secrets/*`
+/// gives `secrets/x`, `.env*` gives `.env` and `.envx`, so the rules about those names see
+/// the glob. Braces are expanded by the shell before globbing and are taken apart here.
+fn glob_samples(w: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for fill in ["", "x"] {
+        let mut s = String::new();
+        let mut chars = w.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '*' => s.push_str(fill),
+                '?' => s.push('x'),
+                '[' => {
+                    let mut first = None;
+                    for d in chars.by_ref() {
+                        if d == ']' {
+                            break;
+                        }
+                        if first.is_none() && d != '!' && d != '^' {
+                            first = Some(d);
+                        }
+                    }
+                    s.push(first.unwrap_or('x'));
+                }
+                '{' | '}' | ',' => s.push(if c == ',' { '/' } else { 'x' }),
+                c => s.push(c),
+            }
+        }
+        // A segment left empty (`dir/*`) names a file in the directory.
+        let s = s
+            .split('/')
+            .map(|seg| if seg.is_empty() { "x" } else { seg })
+            .collect::<Vec<_>>()
+            .join("/");
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// `$HOME/…` and `${HOME}/…` name the home directory, which the rules know.
+fn is_home_word(w: &str) -> bool {
+    let rest = w
+        .strip_prefix("${HOME}")
+        .or_else(|| w.strip_prefix("$HOME"))
+        .filter(|r| r.is_empty() || r.starts_with('/'));
+    rest.is_some_and(|r| !r.contains(['$', '`', '*', '?', '{', '[']))
 }

@@ -77,8 +77,10 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
         for c in &t.cases {
             let (actual, hits): (Effect, Vec<RuleHit>) = match &c.subject {
                 TestSubject::Request(r) => {
-                    let d =
-                        set.decide(&r.clone().with_role(c.role.clone()), EvalOptions::default());
+                    let d = set.decide(
+                        &(**r).clone().with_role(c.role.clone()),
+                        EvalOptions::default(),
+                    );
                     exercised.extend(
                         d.decided_by
                             .iter()

@@ -61,12 +61,13 @@ fn paths_are_canonicalised_before_rules_see_them() {
         })
     );
     for (p, code) in [
-        ("/etc/passwd", "path.absolute"),
+        ("/etc/passwd", "path.outside-project"),
         ("a/../../b", "path.traversal"),
         ("a\0b", "path.nul"),
         ("C:/x", "path.drive"),
+        ("//server/share/x", "path.absolute"),
     ] {
-        let d = path(&s, PathOp::Read, p, None);
+        let d = path(&s, PathOp::Write, p, None);
         assert_eq!(d.verdict, Effect::Deny, "{p}");
         assert_eq!(
             d.rejection.as_ref().map(|r| r.code.as_str()),
@@ -282,6 +283,7 @@ fn a_contained_base_judges_only_the_files_that_land_in_the_project() {
         roots: vec!["/workspace".into()],
         cwd: String::new(),
         contained: false,
+        home: None,
     };
     let sandbox = ShellBase {
         contained: true,

@@ -15,6 +15,8 @@
 
 pub mod atomic_write;
 pub mod clock;
+mod home;
+pub use home::home_dir;
 pub mod decision_log;
 pub mod journal;
 pub mod landing;

@@ -44,6 +44,9 @@ pub(crate) type List = Vec<Pipeline>;
 /// Commands joined by `|`: each one's stdin comes from the ones before.
 #[derive(Debug)]
 pub(crate) struct Pipeline {
+    /// The pipeline follows `||`: it runs only when the one before failed, so a `cd` in it
+    /// leaves the working directory of later commands unknown.
+    pub(crate) after_or: bool,
     /// `time` / `time -p` keyword prefix.
     pub(crate) timed: Vec<String>,
     pub(crate) cmds: Vec<Command>,

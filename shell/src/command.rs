@@ -23,4 +23,15 @@ pub struct SimpleCommand {
     /// `xargs`' input or `find`'s files. A policy must not trust such an argv to be
     /// harmless.
     pub dynamic: bool,
+    /// Environment assignments the command runs with, `NAME=value` as written: prefix
+    /// assignments (`LD_PRELOAD=x ls`), those of an `env`/`sudo` wrapper, those inherited
+    /// by the commands a shell wrapper runs, and earlier `export NAME=value`s of the line.
+    /// They change what a program does (`GIT_PAGER`, `LD_PRELOAD`), so a policy sees them.
+    pub env: Vec<String>,
+    /// The working directory the command runs in, relative to the line's own: `Some("")`
+    /// where the line started, `Some("sub")`, `Some("../x")`, `Some("/abs")` or
+    /// `Some("~/x")` after literal `cd`/`pushd`/`popd` steps; `None` when an earlier step
+    /// changed it to something only known at run time (`cd "$D"`, `cd -`, a `cd` that may
+    /// or may not have run).
+    pub cwd: Option<String>,
 }

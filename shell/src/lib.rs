@@ -36,5 +36,5 @@ pub use file_op::FileOp;
 pub use limits::{MAX_DEPTH, MAX_INPUT_LEN};
 pub use names::basename;
 pub use quote::quote;
-pub use touches::{file_effects, FileEffect, FileEffects};
+pub use touches::{file_effects, FileEffect, FileEffects, LinkMade};
 pub use walker::{split, split_argv};

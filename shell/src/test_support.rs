@@ -16,6 +16,8 @@ pub(crate) fn c(argv: &[&str]) -> SimpleCommand {
         piped_from: Vec::new(),
         writes: Vec::new(),
         dynamic: false,
+        env: Vec::new(),
+        cwd: Some(String::new()),
     }
 }
 

@@ -65,7 +65,7 @@ use crate::command::SimpleCommand;
 use crate::error::{too_deep, Res, ShellError};
 use crate::file_op::changes_no_file;
 use crate::limits::{MAX_DEPTH, MAX_INPUT_LEN, MAX_OUTPUT_BYTES, MAX_OUTPUT_ENTRIES};
-use crate::names::basename;
+use crate::names::{basename, is_assignment};
 use crate::parser::parse;
 use crate::shell_args::shell_reads_stdin;
 use crate::wrappers::{unwrap, Inner, Runs};
@@ -193,13 +193,35 @@ struct Inherit {
     piped_from: Vec<String>,
     writes: Vec<String>,
     writes_dynamic: bool,
+    /// Environment assignments the enclosing wrapper or shell passes on.
+    env: Vec<String>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Walker {
     out: Vec<SimpleCommand>,
     entries: usize,
     bytes: usize,
+    /// The working directory of the next command, relative to the line's (see
+    /// [`SimpleCommand::cwd`]).
+    cwd: Option<String>,
+    /// `pushd`'s stack.
+    dirs: Vec<Option<String>>,
+    /// `export NAME=value`s seen so far; every later command runs with them.
+    exported: Vec<String>,
+}
+
+impl Default for Walker {
+    fn default() -> Self {
+        Walker {
+            out: Vec::new(),
+            entries: 0,
+            bytes: 0,
+            cwd: Some(String::new()),
+            dirs: Vec::new(),
+            exported: Vec::new(),
+        }
+    }
 }
 
 fn basenames(cmds: &[SimpleCommand]) -> Vec<String> {
@@ -277,6 +299,8 @@ impl Walker {
     fn walk_list(&mut self, list: &List, inh: &Inherit, at: At<'_>) -> Res<()> {
         at.check()?;
         for p in list {
+            let cwd_before = self.cwd.clone();
+            let subshells = p.cmds.len() > 1;
             let mut upstream = inh.piped_from.clone();
             let last = p.cmds.len().saturating_sub(1);
             for (i, cmd) in p.cmds.iter().enumerate() {
@@ -284,6 +308,7 @@ impl Walker {
                     piped_from: upstream.clone(),
                     writes: inh.writes.clone(),
                     writes_dynamic: inh.writes_dynamic,
+                    env: inh.env.clone(),
                 };
                 let start = self.out.len();
                 let timed: &[String] = if i == 0 { &p.timed } else { &[] };
@@ -294,6 +319,15 @@ impl Walker {
                 if i < last {
                     upstream.extend(basenames(self.out.get(start..).unwrap_or_default()));
                 }
+                // Every element of a pipeline runs in a subshell of its own.
+                if subshells {
+                    self.cwd.clone_from(&cwd_before);
+                }
+            }
+            // After `||` the step may not have run: a directory it changed to is only
+            // maybe the current one.
+            if p.after_or && self.cwd != cwd_before {
+                self.cwd = None;
             }
         }
         Ok(())
@@ -301,7 +335,13 @@ impl Walker {
 
     fn walk_sub(&mut self, sub: &Sub, inh: &Inherit, at: At<'_>) -> Res<Vec<String>> {
         let before = self.out.len();
-        self.walk_list(&sub.list, inh, at.deeper())?;
+        // A substitution runs in a subshell: its `cd` does not outlive it.
+        let cwd = self.cwd.clone();
+        let dirs = self.dirs.clone();
+        let res = self.walk_list(&sub.list, inh, at.deeper());
+        self.cwd = cwd;
+        self.dirs = dirs;
+        res?;
         Ok(basenames(self.out.get(before..).unwrap_or_default()))
     }
 
@@ -351,8 +391,15 @@ impl Walker {
                 self.walk_sub(sub, &ci, at)?;
             }
         }
+        // A compound may be a subshell (its `cd` ends with it), a group (it lasts) or a
+        // branch or loop (it may or may not have run): after one that changed directory,
+        // the directory is not known.
+        let cwd_before = self.cwd.clone();
         for l in &c.lists {
             self.walk_list(l, &ci, at)?;
+        }
+        if self.cwd != cwd_before {
+            self.cwd = None;
         }
         let names = basenames(self.out.get(start..).unwrap_or_default());
         self.out.extend(pre);
@@ -404,6 +451,7 @@ impl Walker {
             piped_from: inh.piped_from.clone(),
             writes: inh.writes.clone(),
             writes_dynamic: inh.writes_dynamic,
+            env: inh.env.clone(),
         };
         let saved = std::mem::take(&mut self.out);
         let res = self.walk_word_subs(s, &sub_inh, at);
@@ -421,11 +469,16 @@ impl Walker {
                 .or(s.redirs.first().map(|r| &r.target))
                 .map_or(0, |w| w.start);
             let stdin = stdin_scripts(&s.redirs, at.bodies);
+            let mut env = self.exported.clone();
+            env.extend(inh.env.iter().cloned());
+            env.extend(s.assigns.iter().map(|w| w.text.clone()));
             let cmd = SimpleCommand {
                 dynamic: extra_dynamic || dyns.iter().any(|d| *d),
-                argv,
+                argv: argv.clone(),
                 piped_from,
                 writes,
+                env,
+                cwd: self.cwd.clone(),
             };
             let ctx = EmitCtx {
                 forced: false,
@@ -434,6 +487,7 @@ impl Walker {
                 stdin: &stdin,
             };
             self.emit(cmd, &dyns, ctx, at.depth)?;
+            self.track(&argv, &dyns);
         }
         let names = basenames(self.out.get(start..).unwrap_or_default());
         self.out.extend(pre);
@@ -523,23 +577,154 @@ impl Walker {
                         piped_from: cmd.piped_from.clone(),
                         writes: cmd.writes.clone(),
                         writes_dynamic: extra_dynamic,
+                        env: cmd.env.clone(),
                     };
-                    self.run_script(&text, offset, depth + 1, &inh)?;
+                    // The script runs in a shell of its own, starting where the wrapper
+                    // runs; its `cd`s end with it.
+                    let saved = (self.cwd.clone(), self.dirs.clone(), self.exported.clone());
+                    self.cwd.clone_from(&cmd.cwd);
+                    self.exported.clear();
+                    let res = self.run_script(&text, offset, depth + 1, &inh);
+                    (self.cwd, self.dirs, self.exported) = saved;
+                    res?;
                     continue;
                 }
             };
             // Arguments added at run time (xargs' input, find's files) are unknown.
             let forced = forced || runs != Runs::AsWritten;
+            let mut env = cmd.env.clone();
+            env.extend(wrapper_assignments(
+                &cmd.argv,
+                first_inner_word(&argv, &cmd.argv),
+            ));
             let inner_cmd = SimpleCommand {
                 dynamic: forced || extra_dynamic || d.iter().any(|x| *x),
                 argv,
                 piped_from: cmd.piped_from.clone(),
                 writes: cmd.writes.clone(),
+                env,
+                cwd: cmd.cwd.clone(),
             };
             let inner_ctx = EmitCtx { forced, ..ctx };
             self.emit(inner_cmd, &d, inner_ctx, depth + 1)?;
         }
         Ok(())
+    }
+}
+
+/// Where the wrapped `inner` starts in the wrapper's `argv` (its length when not found).
+fn first_inner_word(inner: &[String], argv: &[String]) -> usize {
+    if inner.is_empty() {
+        return argv.len();
+    }
+    (1..argv.len())
+        .find(|&i| argv.get(i..i + inner.len()) == Some(inner))
+        .unwrap_or(argv.len())
+}
+
+/// `NAME=value` words a wrapper puts in the environment of the command it runs
+/// (`env A=1 cmd`, `sudo A=1 cmd`): the assignments among its own words.
+fn wrapper_assignments(argv: &[String], end: usize) -> Vec<String> {
+    argv.get(1..end)
+        .unwrap_or_default()
+        .iter()
+        .filter(|w| is_assignment(w))
+        .cloned()
+        .collect()
+}
+
+impl Walker {
+    /// Follows what a step of the line changes for the steps after it: the working
+    /// directory (`cd`, `pushd`, `popd`) and exported variables.
+    fn track(&mut self, argv: &[String], dyns: &[bool]) {
+        let Some(program) = argv.first() else {
+            return;
+        };
+        let operand = argv
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, a)| !a.starts_with('-') || a.as_str() == "-");
+        let literal = |i: usize| !dyns.get(i).copied().unwrap_or(true);
+        match program.as_str() {
+            "cd" | "chdir" => {
+                self.cwd = match operand {
+                    None => Some("~".into()),
+                    Some((_, a)) if a == "-" => None,
+                    Some((i, a)) if literal(i) => join_dir(self.cwd.as_deref(), a),
+                    Some(_) => None,
+                };
+            }
+            "pushd" => {
+                self.dirs.push(self.cwd.clone());
+                self.cwd = match operand {
+                    Some((i, a)) if literal(i) && !a.starts_with(['+', '-']) => {
+                        join_dir(self.cwd.as_deref(), a)
+                    }
+                    _ => None,
+                };
+            }
+            "popd" => self.cwd = self.dirs.pop().unwrap_or(None),
+            "export" => {
+                for (i, a) in argv.iter().enumerate().skip(1) {
+                    if is_assignment(a) && literal(i) {
+                        self.exported.push(a.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `cd`'s target from `cur`: absolute and home paths replace it, relative ones are
+/// joined; `..` climbing above the line's directory is kept as `../`.
+fn join_dir(cur: Option<&str>, target: &str) -> Option<String> {
+    if target.starts_with('/') || target == "~" || target.starts_with("~/") {
+        return Some(normalise_dir(target));
+    }
+    if target.starts_with('~') {
+        // Another user's home: not followed.
+        return None;
+    }
+    let cur = cur?;
+    if cur.is_empty() {
+        return Some(normalise_dir(target));
+    }
+    Some(normalise_dir(&format!("{cur}/{target}")))
+}
+
+/// `a/./b/../c/` → `a/c`, keeping a leading `/`, `~` or climbing `..`s.
+fn normalise_dir(p: &str) -> String {
+    let (prefix, rest) = if let Some(r) = p.strip_prefix('/') {
+        ("/", r)
+    } else if p == "~" {
+        ("~", "")
+    } else if let Some(r) = p.strip_prefix("~/") {
+        ("~/", r)
+    } else {
+        ("", p)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in rest.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                // Above `/` is `/`; above the line's directory is kept.
+                _ if prefix == "/" => {}
+                _ => parts.push(".."),
+            },
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    match prefix {
+        "~" => "~".into(),
+        "~/" if joined.is_empty() => "~".into(),
+        _ => format!("{prefix}{joined}"),
     }
 }
 

@@ -257,6 +257,7 @@ mod imp {
             roots,
             cwd: cwd.clone().unwrap_or_default(),
             contained: !on_host,
+            home: contextos_engine::effects::home_dir(),
         };
         let decision = set.decide_argv(
             &args.argv,

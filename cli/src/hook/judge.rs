@@ -52,10 +52,12 @@ impl Place {
                 roots.push(c);
             }
         }
+        let home = contextos_engine::effects::home_dir();
         let base = ShellBase {
             roots: roots.clone(),
             cwd: String::new(),
             contained: false,
+            home: home.clone(),
         };
         // The working directory, relative to the root; outside the project the root is
         // used, so relative targets cannot silently escape.
@@ -70,6 +72,7 @@ impl Place {
                 roots,
                 cwd: cwd_rel,
                 contained: false,
+                home,
             },
         }
     }
@@ -248,21 +251,14 @@ fn judge_path(
     role: Option<&str>,
     out: &mut Vec<Part>,
 ) {
-    if path.starts_with('/') || path.starts_with('~') {
-        out.push(rejected(
-            op,
-            path,
-            "path.outside-project",
-            format!(
-                "the path is outside the project root {}",
-                place.root.display()
-            ),
-        ));
-        return;
-    }
     let req = Request::path(op, path).with_role(role.map(str::to_string));
     let d = set.decide(&req, EvalOptions::default());
     out.push(part_of(set, &d, false));
+    // Outside the project only outside-anchored rules speak (temp directories, toolchain
+    // caches, credential stores); links are followed beneath the project root only.
+    if is_outside(path) {
+        return;
+    }
     if let Ok(canonical) = canon::canonical_path(path) {
         judge_link_only(set, place, op, &canonical, role, out);
     }
@@ -299,10 +295,16 @@ pub fn judge(
                         host: false,
                     });
                 }
-                for p in &d.parts {
+                for (i, p) in d.parts.iter().enumerate() {
+                    if d.guesses.contains(&i) && !lands_in_a_directory(&place.root, &p.request) {
+                        continue;
+                    }
                     parts.push(part_of(set, p, routed));
                     // A file the command writes may sit behind a symbolic link.
                     if let contextos_engine::RequestKind::Path(pr) = &p.request.kind {
+                        if is_outside(&pr.path) {
+                            continue;
+                        }
                         if let Ok(c) = canon::canonical_path(&pr.path) {
                             let mut extra = Vec::new();
                             judge_link_only(set, place, pr.op, &c, role, &mut extra);
@@ -329,6 +331,33 @@ pub fn judge(
         }
     }
     Judgement { parts }
+}
+
+/// A path request's path is outside the project (absolute or under `~`).
+fn is_outside(path: &str) -> bool {
+    path.starts_with('/') || path.starts_with('~')
+}
+
+/// Whether a `DST/name` guess of a copy or move names a real file: its `DST` is not an
+/// existing non-directory (`cp a.txt existing.txt` writes `existing.txt`, not
+/// `existing.txt/a.txt`). A destination that does not exist yet may still be created as
+/// a directory by an earlier step, so the guess is kept.
+fn lands_in_a_directory(root: &Path, req: &Request) -> bool {
+    let contextos_engine::RequestKind::Path(p) = &req.kind else {
+        return true;
+    };
+    let Some((parent, _)) = p.path.rsplit_once('/') else {
+        return true;
+    };
+    let dir = if is_outside(parent) {
+        return true;
+    } else {
+        root.join(parent)
+    };
+    match std::fs::metadata(&dir) {
+        Ok(m) => m.is_dir(),
+        Err(_) => true,
+    }
 }
 
 /// Where symbolic links move a path, that destination is decided too (or rejected when

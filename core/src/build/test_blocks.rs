@@ -30,7 +30,10 @@ pub(super) fn compile_test(
     for c in &t.cases {
         let subject = match &c.request {
             ast::TestRequest::Path { op, path } => match PathOp::parse(&op.node) {
-                Some(o) => Some(TestSubject::Request(Request::path(o, path.node.clone()))),
+                Some(o) => Some(TestSubject::Request(Box::new(Request::path(
+                    o,
+                    path.node.clone(),
+                )))),
                 None => {
                     ctx.err(
                         fi,
@@ -47,7 +50,7 @@ pub(super) fn compile_test(
             ast::TestRequest::ExecShell(line) => Some(TestSubject::Shell(line.node.clone())),
             ast::TestRequest::ExecArgv(argv) => ctx
                 .expand(fi, &argv.node, &mut Vec::new())
-                .map(|a| TestSubject::Request(Request::exec(a))),
+                .map(|a| TestSubject::Request(Box::new(Request::exec(a)))),
             ast::TestRequest::Plugin { name, fields } => {
                 let mut p = PluginRequest {
                     name: name.node.clone(),
@@ -80,7 +83,7 @@ pub(super) fn compile_test(
                         (_, None) => good = false,
                     }
                 }
-                good.then(|| TestSubject::Request(Request::new(RequestKind::Plugin(p))))
+                good.then(|| TestSubject::Request(Box::new(Request::new(RequestKind::Plugin(p)))))
             }
             ast::TestRequest::Commit { files, fields } => {
                 let files = ctx.expand(fi, &files.node, &mut Vec::new());
@@ -116,7 +119,7 @@ pub(super) fn compile_test(
                         }
                     }
                 }
-                good.then(|| TestSubject::Request(Request::new(RequestKind::Commit(req))))
+                good.then(|| TestSubject::Request(Box::new(Request::new(RequestKind::Commit(req)))))
             }
         };
         for r in &c.expect_rules {

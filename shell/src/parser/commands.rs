@@ -50,9 +50,12 @@ impl Parser<'_, '_> {
         loop {
             self.skip_blanks();
             if self.starts_with("&&") || self.starts_with("||") {
+                let after_or = self.starts_with("||");
                 self.pos += 2;
                 self.linebreak()?;
-                out.push(self.parse_pipeline()?);
+                let mut p = self.parse_pipeline()?;
+                p.after_or = after_or;
+                out.push(p);
             } else {
                 return Ok(());
             }
@@ -86,6 +89,7 @@ impl Parser<'_, '_> {
             && (self.at_terminator() || matches!(self.peek(), Some(b';' | b'&' | b'\n' | b'#')))
         {
             return Ok(Pipeline {
+                after_or: false,
                 timed,
                 cmds: Vec::new(),
             });
@@ -106,7 +110,11 @@ impl Parser<'_, '_> {
             self.linebreak()?;
             cmds.push(self.parse_command()?);
         }
-        Ok(Pipeline { timed, cmds })
+        Ok(Pipeline {
+            after_or: false,
+            timed,
+            cmds,
+        })
     }
 
     // ----- commands --------------------------------------------------------

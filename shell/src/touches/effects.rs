@@ -13,6 +13,20 @@ pub struct FileEffect {
     pub op: FileOp,
     /// The path as written, prefixed with a directory the command itself changed to.
     pub path: String,
+    /// A guess `DST/basename(SRC)` for a copy or move onto a destination that may be a
+    /// directory; it only names a file when `DST` turns out to be one.
+    pub into_dir: bool,
+}
+
+/// A link a command creates: later steps of the same line that use `path` reach `target`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkMade {
+    /// The link's own path, as written.
+    pub path: String,
+    /// What it points to, as written.
+    pub target: String,
+    /// A symbolic link (else a hard link).
+    pub symbolic: bool,
 }
 
 /// What a command does to files. `unknown` is set when the command is known to write
@@ -24,6 +38,28 @@ pub struct FileEffects {
     pub effects: Vec<FileEffect>,
     /// The command changes files that are not all listed in `effects`.
     pub unknown: bool,
+    /// Network destinations as written: URLs, `host`, `host:port`, `user@host`.
+    pub network: Vec<String>,
+    /// Code strings an interpreter runs (`python -c CODE`, `perl -e CODE`, awk programs).
+    pub code: Vec<String>,
+    /// Why what the command runs is not visible (an interpreter reading its program from
+    /// standard input, an unknown program carrying another command).
+    pub opaque: Vec<String>,
+    /// The options in a normal form: long options in full, values joined with `=`,
+    /// combined short flags split.
+    pub options: Vec<String>,
+    /// The subcommand words after the global options (`git push` gives `["push"]`).
+    pub subcommand: Vec<String>,
+    /// The words after the subcommand that are neither options nor their values.
+    pub operands: Vec<String>,
+    /// Options a modelled program does not know.
+    pub unknown_options: Vec<String>,
+    /// Links created.
+    pub links: Vec<LinkMade>,
+    /// Script files the command runs (`sh x.sh`, `python x.py`, `source f`).
+    pub runs_files: Vec<String>,
+    /// The program has a model of its own, so its options are known.
+    pub modelled: bool,
 }
 
 /// The effects found so far for one command.
@@ -71,7 +107,11 @@ impl Out {
         if changes_no_file(&path) || !self.seen.insert((op, path.clone())) {
             return;
         }
-        self.fx.effects.push(FileEffect { op, path });
+        self.fx.effects.push(FileEffect {
+            op,
+            path,
+            into_dir: false,
+        });
     }
 
     pub(crate) fn write(&mut self, p: &str) {

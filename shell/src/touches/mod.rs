@@ -42,7 +42,7 @@ mod keys;
 mod network;
 mod programs;
 
-pub use effects::{FileEffect, FileEffects};
+pub use effects::{FileEffect, FileEffects, LinkMade};
 
 use effects::Out;
 

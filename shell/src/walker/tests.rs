@@ -1,7 +1,7 @@
 //! What the walker reports: pipelines, substitutions, compound commands, writes.
 
 use crate::test_support::*;
-use crate::{split, ShellError};
+use crate::{split, ShellError, SimpleCommand};
 
 #[test]
 fn pipelines_record_upstream() {
@@ -120,8 +120,14 @@ fn bare_assignment_only_reports_substitutions() {
     assert_eq!(ok("FOO=bar"), vec![]);
     assert_eq!(ok("FOO=bar BAZ=qux"), vec![]);
     assert_eq!(ok("FOO=$(curl x)"), vec![c(&["curl", "x"])]);
-    assert_eq!(ok("FOO=1 cmd x"), vec![c(&["cmd", "x"])]);
-    assert_eq!(ok("a=1 b+=2 c[3]=4 cmd"), vec![c(&["cmd"])]);
+    assert_eq!(
+        ok("FOO=1 cmd x"),
+        vec![with_env(c(&["cmd", "x"]), &["FOO=1"])]
+    );
+    assert_eq!(
+        ok("a=1 b+=2 c[3]=4 cmd"),
+        vec![with_env(c(&["cmd"]), &["a=1", "b+=2", "c[3]=4"])]
+    );
     assert_eq!(ok("echo FOO=bar"), vec![c(&["echo", "FOO=bar"])]);
 }
 
@@ -315,4 +321,118 @@ fn argv_errors_like_lines() {
         crate::split_argv(&long),
         Err(ShellError::TooLong { .. })
     ));
+}
+
+fn with_env(mut cmd: SimpleCommand, env: &[&str]) -> SimpleCommand {
+    cmd.env = env.iter().map(|s| (*s).to_string()).collect();
+    cmd
+}
+
+fn cwds(line: &str) -> Vec<(String, Option<String>)> {
+    ok(line)
+        .into_iter()
+        .map(|c| (c.argv.join(" "), c.cwd))
+        .collect()
+}
+
+fn at(cmd: &str, cwd: Option<&str>) -> (String, Option<String>) {
+    (cmd.to_string(), cwd.map(str::to_string))
+}
+
+#[test]
+fn cd_is_followed_through_the_line() {
+    assert_eq!(
+        cwds("cd src && rm x; cd ../docs; ls"),
+        [
+            at("cd src", Some("")),
+            at("rm x", Some("src")),
+            at("cd ../docs", Some("src")),
+            at("ls", Some("docs"))
+        ]
+    );
+    assert_eq!(
+        cwds("cd .. && rm -rf x"),
+        [at("cd ..", Some("")), at("rm -rf x", Some(".."))]
+    );
+    assert_eq!(
+        cwds("cd /etc; cat passwd"),
+        [at("cd /etc", Some("")), at("cat passwd", Some("/etc"))]
+    );
+    assert_eq!(cwds("cd; ls")[1], at("ls", Some("~")));
+    assert_eq!(cwds("cd ~/x/../y; ls")[1], at("ls", Some("~/y")));
+    assert_eq!(
+        cwds("pushd a; pushd b; popd; ls; popd; ls"),
+        [
+            at("pushd a", Some("")),
+            at("pushd b", Some("a")),
+            at("popd", Some("a/b")),
+            at("ls", Some("a")),
+            at("popd", Some("a")),
+            at("ls", Some(""))
+        ]
+    );
+}
+
+#[test]
+fn a_cd_that_may_not_have_run_makes_the_directory_unknown() {
+    assert_eq!(cwds("cd \"$D\" && rm x")[1], at("rm x", None));
+    assert_eq!(cwds("cd - && rm x")[1], at("rm x", None));
+    assert_eq!(cwds("true || cd a; rm x")[2], at("rm x", None));
+    assert_eq!(
+        cwds("if x; then cd a; fi; rm y").last().cloned(),
+        Some(at("rm y", None))
+    );
+    // Subshells, substitutions and pipeline elements do not change the line's directory.
+    assert_eq!(
+        cwds("echo $(cd a; pwd); rm x").last().cloned(),
+        Some(at("rm x", Some("")))
+    );
+    assert_eq!(
+        cwds("cd a | cat; rm x").last().cloned(),
+        Some(at("rm x", Some("")))
+    );
+    assert_eq!(
+        cwds("cd a || exit 1; rm x").last().cloned(),
+        Some(at("rm x", Some("a")))
+    );
+}
+
+#[test]
+fn scripts_of_shell_wrappers_start_where_the_wrapper_runs() {
+    let got = cwds("cd a && sh -c 'cd b; rm x' && rm y");
+    assert_eq!(
+        got,
+        [
+            at("cd a", Some("")),
+            at("sh -c cd b; rm x", Some("a")),
+            at("cd b", Some("a")),
+            at("rm x", Some("a/b")),
+            at("rm y", Some("a"))
+        ]
+    );
+}
+
+#[test]
+fn environment_reaches_wrapped_commands() {
+    let cmds = ok("LD_PRELOAD=/tmp/x.so sudo A=1 sh -c 'ls'");
+    let envs: Vec<(String, Vec<String>)> = cmds
+        .into_iter()
+        .map(|c| (c.argv[0].clone(), c.env))
+        .collect();
+    assert_eq!(
+        envs,
+        [
+            ("sudo".to_string(), vec!["LD_PRELOAD=/tmp/x.so".to_string()]),
+            (
+                "sh".to_string(),
+                vec!["LD_PRELOAD=/tmp/x.so".to_string(), "A=1".to_string()]
+            ),
+            (
+                "ls".to_string(),
+                vec!["LD_PRELOAD=/tmp/x.so".to_string(), "A=1".to_string()]
+            ),
+        ]
+    );
+    let later = ok("export GIT_PAGER='sh -c id'; git log");
+    assert_eq!(later[1].env, ["GIT_PAGER=sh -c id"]);
 }

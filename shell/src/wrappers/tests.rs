@@ -4,6 +4,7 @@
 
 use super::{unwrap, Inner, Runs};
 use crate::test_support::*;
+use crate::SimpleCommand;
 
 #[test]
 fn bash_c_is_parsed() {
@@ -56,8 +57,14 @@ fn env_timeout_chain() {
         ok("env FOO=1 timeout 5 rm -rf ~"),
         vec![
             c(&["env", "FOO=1", "timeout", "5", "rm", "-rf", "~"]),
-            c(&["timeout", "5", "rm", "-rf", "~"]),
-            c(&["rm", "-rf", "~"]),
+            SimpleCommand {
+                env: vec!["FOO=1".into()],
+                ..c(&["timeout", "5", "rm", "-rf", "~"])
+            },
+            SimpleCommand {
+                env: vec!["FOO=1".into()],
+                ..c(&["rm", "-rf", "~"])
+            },
         ]
     );
     assert_eq!(
