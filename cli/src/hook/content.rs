@@ -89,25 +89,22 @@ fn findings(e: &Edit, rel: &str, current: impl Fn() -> Option<String>) -> Vec<St
         "build.rs" if e.whole => out.push(format!(
             "write `{rel}`: a Cargo build script runs as code on every build of the crate [{RULE}]"
         )),
-        "cargo.toml" => {
+        "cargo.toml"
             if added_lines(e, &before())
                 .iter()
-                .any(|l| key_of(l).is_some_and(|k| k == "build"))
-            {
-                out.push(format!(
-                    "write `{rel}`: sets the crate's `build` script, which runs as code on every build [{RULE}]"
-                ));
-            }
+                .any(|l| key_of(l).is_some_and(|k| k == "build")) =>
+        {
+            out.push(format!(
+                "write `{rel}`: sets the crate's `build` script, which runs as code on every build [{RULE}]"
+            ));
         }
         "setup.py" if e.whole && current().is_none() => out.push(format!(
             "write `{rel}`: a new setup.py is code that pip runs when it builds or installs the project [{RULE}]"
         )),
-        "setup.py" => {
-            if added_lines(e, &before()).iter().any(|l| l.contains("cmdclass")) {
-                out.push(format!(
-                    "write `{rel}`: adds a `cmdclass` build command, code that pip runs when it builds or installs the project [{RULE}]"
-                ));
-            }
+        "setup.py" if added_lines(e, &before()).iter().any(|l| l.contains("cmdclass")) => {
+            out.push(format!(
+                "write `{rel}`: adds a `cmdclass` build command, code that pip runs when it builds or installs the project [{RULE}]"
+            ));
         }
         "pyproject.toml" => {
             let hooks = added_lines(e, &before()).into_iter().find(|l| {
@@ -144,17 +141,21 @@ fn package_config(name: &str, line: &str) -> Option<&'static str> {
     if line.starts_with('#') || line.starts_with(';') {
         return None;
     }
-    let key = key_of(line)?.to_ascii_lowercase();
-    let value = line
-        .split_once(['=', ':'])
-        .map(|(_, v)| v.trim().trim_matches(['"', '\'']).to_ascii_lowercase())
-        .unwrap_or_default();
+    // `.npmrc` keys hold `:` (`@scope:registry=`), YAML separates with `:`, yarn 1's
+    // `.yarnrc` with a space.
+    let (key, value) = match name {
+        ".yarnrc.yml" => line.split_once(':')?,
+        ".yarnrc" => line.split_once(char::is_whitespace)?,
+        "pip.conf" | "pip.ini" => line.split_once(['=', ':'])?,
+        _ => line.split_once('=')?,
+    };
+    let key = key.trim().trim_matches(['"', '\'']).to_ascii_lowercase();
+    let value = value.trim().trim_matches(['"', '\'']).to_ascii_lowercase();
     let registry = key == "registry"
         || key.ends_with(":registry")
         || key == "npmregistryserver"
         || key == "index-url"
-        || key == "extra-index-url"
-        || (name == "bunfig.toml" && key == "registry");
+        || key == "extra-index-url";
     if registry {
         return Some("points the package manager at another registry or index");
     }
@@ -343,6 +344,15 @@ mod tests {
             false,
         );
         assert_eq!(found(&yarn, None).len(), 2);
+        let scoped = edit(
+            ".npmrc",
+            "",
+            "@acme:registry=https://npm.evil.example/\n",
+            false,
+        );
+        assert_eq!(found(&scoped, None).len(), 1);
+        let yarn1 = edit(".yarnrc", "", "registry \"https://evil.example\"\n", false);
+        assert_eq!(found(&yarn1, None).len(), 1);
         // A registry line already there is not asked again.
         let kept = edit(
             ".npmrc",
