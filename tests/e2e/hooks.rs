@@ -906,6 +906,30 @@ fn what_only_a_default_decided_is_answered_by_the_permission_mode() {
         &[],
     );
     assert_eq!(h.verdict(), "deny", "{}", h.stdout);
+    // In boundary mode a line no rule covers runs in the sandbox session, not on the host:
+    // routed, whatever the mode.
+    let b = Proj::new();
+    std::fs::write(
+        b.root().join("contextos.toml"),
+        "[boundary]\nmode = \"boundary\"\n\n[sandbox]\nimage = \"debian:stable-slim\"\n",
+    )
+    .unwrap();
+    let h = b.hook(
+        "claude",
+        &claude_in_mode(
+            Some("bypassPermissions"),
+            "PreToolUse",
+            "Bash",
+            uncovered.clone(),
+        ),
+        &[],
+    );
+    assert_eq!(h.verdict(), "allow", "{}{}", h.stdout, h.stderr);
+    assert!(
+        h.stdout.contains("updatedInput") && h.stdout.contains("run --session"),
+        "{}",
+        h.stdout
+    );
     // A mode that cannot be read fails closed.
     let bad = claude_bash("ls").replace("\"permission_mode\":\"default\"", "\"permission_mode\":7");
     assert!(bad.contains("\"permission_mode\":7"), "{bad}");

@@ -245,8 +245,9 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     // files the last compile generated.
     judgement.parts.extend(content::parts(&ev, &place));
     judgement.parts.extend(governance::parts(&ev, &place));
-    // Silence means "the agent decides", which outside its default mode is "it runs".
-    let mut ans = mode::answer(&judgement, &ev);
+    // Silence means "the agent decides", which outside its default mode is "it runs" —
+    // on the host; a routed line runs in the sandbox session instead.
+    let mut ans = mode::answer(&judgement, &ev, route_shell && !judgement.host_only());
     // Claude's PermissionRequest fires while the user is being asked: saying nothing lets
     // that prompt stand, which is what `ask` means (its protocol cannot answer `ask`).
     if ev.event == "PermissionRequest" && matches!(ans, Answer::Ask { .. }) {

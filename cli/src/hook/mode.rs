@@ -36,8 +36,10 @@ fn silence(mode: Option<&str>) -> Silence {
 
 /// The answer to `ev` for `judgement`. Claude's `PermissionRequest` keeps the plain
 /// answer: it fires while the user is already being asked, so the agent's prompt is there.
-pub fn answer(judgement: &Judgement, ev: &HookEvent) -> Answer {
-    if ev.event == "PermissionRequest" {
+/// So does a line routed into the sandbox session (`sandboxed`, boundary mode): what no
+/// rule covers runs there, not on the host, whatever the mode.
+pub fn answer(judgement: &Judgement, ev: &HookEvent, sandboxed: bool) -> Answer {
+    if ev.event == "PermissionRequest" || sandboxed {
         return judgement.answer();
     }
     answer_in(
