@@ -1110,6 +1110,20 @@ fn files_compile_generated_are_not_the_agents_to_change() {
             );
         }
     }
+    // Through the shell too.
+    for cmd in [
+        format!("echo 'be nice' > {}", whole[0]),
+        format!("rm -f {}", whole[0].to_uppercase()),
+        format!("sed -i 's/a/b/' {}", whole[0]),
+    ] {
+        let h = p.hook("claude", &claude_bash(&cmd), &[]);
+        assert_eq!(h.verdict(), "deny", "{cmd}: {}", h.stdout);
+        assert!(
+            h.stdout.contains("std-self-protection-generated"),
+            "{cmd}: {}",
+            h.stdout
+        );
+    }
     // The block files: the project's own text is editable, the managed block is not.
     let claude_md = std::fs::read_to_string(p.root().join("CLAUDE.md")).unwrap();
     assert!(

@@ -11,14 +11,17 @@
 //!   an Edit whose replaced text contains a block marker or lies inside the block, a whole
 //!   new file whose block differs from the one on disk, or a delete.
 //!
-//! Only native file tools are covered here; what a shell command writes is decided by the
-//! policies (stdlib self-protection).
+//! Shell lines are covered for the targets the shell model names (redirections, and what
+//! `file_effects` reports a command writes or deletes), resolved against the agent's
+//! working directory; a `cd` inside the line is not followed here (the policies decide
+//! such lines as a whole, and this list only ever adds denies).
 
 use crate::hook::judge::{Part, Place};
 use contextos_engine::emit::merge::{
     read_block, FileKind, StoredRecord, BLOCK_BEGIN, BLOCK_END, LEGACY_RECORD_PATH, RECORD_PATH,
 };
 use contextos_engine::emit::{Action, HookEvent};
+use contextos_engine::shell::{file_effects, split, FileOp};
 use contextos_engine::{Effect, PathOp};
 
 /// The rule id of every part decided here.
@@ -41,16 +44,29 @@ fn owned(place: &Place) -> Vec<(String, FileKind)> {
 
 /// The deny parts for `ev`'s native writes and deletes of files `compile` owns.
 pub fn parts(ev: &HookEvent, place: &Place) -> Vec<Part> {
-    let targets: Vec<(PathOp, String)> = ev
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Path { op, path } if *op != PathOp::Read => {
-                Some((*op, place.base.resolve(&path.replace('\\', "/"))))
+    let resolve = |p: &str| place.base.resolve(&p.replace('\\', "/"));
+    let mut targets: Vec<(PathOp, String)> = Vec::new();
+    for a in &ev.actions {
+        match a {
+            Action::Path { op, path } if *op != PathOp::Read => targets.push((*op, resolve(path))),
+            Action::Shell { line } => {
+                // A line the shell model cannot read is decided by the policies as a whole.
+                for cmd in split(line).unwrap_or_default() {
+                    for w in &cmd.writes {
+                        targets.push((PathOp::Write, resolve(w)));
+                    }
+                    for fx in file_effects(&cmd.argv).effects {
+                        match fx.op {
+                            FileOp::Write => targets.push((PathOp::Write, resolve(&fx.path))),
+                            FileOp::Delete => targets.push((PathOp::Delete, resolve(&fx.path))),
+                            FileOp::Read => {}
+                        }
+                    }
+                }
             }
-            _ => None,
-        })
-        .collect();
+            _ => {}
+        }
+    }
     if targets.is_empty() {
         return Vec::new();
     }
