@@ -315,19 +315,6 @@ pub fn judge(
             }
             Action::Path { op, path } => {
                 let path = path.replace('\\', "/");
-                if contextos_engine::core::glob::has_glob_meta(&path) {
-                    // A search glob (Grep's `glob`, Glob's `pattern`): decided through the
-                    // names it could match, so read rules about them hold.
-                    for sample in contextos_engine::core::glob::samples(&path) {
-                        let rel = place.base.resolve(&sample);
-                        let req = Request::path(*op, rel).with_role(role.map(str::to_string));
-                        let d = set.decide(&req, EvalOptions::default());
-                        if d.verdict != Effect::Allow || !d.default_applied {
-                            parts.push(part_of(set, &d, false));
-                        }
-                    }
-                    continue;
-                }
                 let rel = place.base.resolve(&path);
                 judge_path(set, place, *op, &rel, role, &mut parts);
             }
