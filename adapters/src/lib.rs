@@ -42,7 +42,7 @@ pub use emitters::emit;
 pub use hooks::{parse_event, render, render_failure};
 pub use output::{Content, Emitted, JsonPart, Lossy, Output, TomlKey};
 pub use protocol::{
-    can_rewrite, render_routed, routed_argv, routed_command, Action, Answer, HookEvent,
+    can_rewrite, render_routed, routed_argv, routed_command, Action, Answer, Edit, HookEvent,
     ProtocolError, Rendered, Route,
 };
 pub use wiring::Mode;

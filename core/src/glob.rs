@@ -158,6 +158,17 @@ impl PathGlobs {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn glob_samples_name_what_the_glob_could_match() {
+        assert_eq!(super::samples("secrets/*"), ["secrets/x", "secrets/x"][..1]);
+        assert_eq!(super::samples(".env*"), [".env", ".envx"]);
+        assert_eq!(
+            super::samples(".git*/hooks/*"),
+            [".git/hooks/x", ".gitx/hooks/x"]
+        );
+        assert_eq!(super::samples("key.[pP]em"), ["key.pem"]);
+    }
+
     use super::*;
 
     fn m(p: &str, s: &str) -> bool {
@@ -183,4 +194,46 @@ mod tests {
         let g = word_glob("*.py").map(|g| g.is_match("scripts/x.py"));
         assert_eq!(g, Ok(true));
     }
+}
+
+/// Names a glob word could expand to, for deciding it like a path: each `*` once as
+/// nothing and once as a letter, `?` and a bracket as a letter of the class. `secrets/*`
+/// gives `secrets/x`, `.env*` gives `.env` and `.envx`, so the rules about those names see
+/// the glob. Braces are expanded by the shell before globbing and are taken apart here.
+pub fn samples(w: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for fill in ["", "x"] {
+        let mut s = String::new();
+        let mut chars = w.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '*' => s.push_str(fill),
+                '?' => s.push('x'),
+                '[' => {
+                    let mut first = None;
+                    for d in chars.by_ref() {
+                        if d == ']' {
+                            break;
+                        }
+                        if first.is_none() && d != '!' && d != '^' {
+                            first = Some(d);
+                        }
+                    }
+                    s.push(first.unwrap_or('x'));
+                }
+                '{' | '}' | ',' => s.push(if c == ',' { '/' } else { 'x' }),
+                c => s.push(c),
+            }
+        }
+        // A segment left empty (`dir/*`) names a file in the directory.
+        let s = s
+            .split('/')
+            .map(|seg| if seg.is_empty() { "x" } else { seg })
+            .collect::<Vec<_>>()
+            .join("/");
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
 }

@@ -181,11 +181,17 @@ fn decide_commands(
                 format!("`{shown}` changes files that cannot be known before it runs"),
             );
         }
-        if !fx.opaque.is_empty() && !base.contained {
+        // A shell reading a here-document the splitter parsed hides nothing.
+        let opaque = if cmd.stdin_script {
+            Vec::new()
+        } else {
+            fx.opaque.clone()
+        };
+        if !opaque.is_empty() && !base.contained {
             reject(
                 unknown,
                 "exec.opaque",
-                format!("`{shown}`: {}", fx.opaque.join("; ")),
+                format!("`{shown}`: {}", opaque.join("; ")),
             );
         }
         // Every file the command touches, resolved where it lands.
@@ -212,7 +218,7 @@ fn decide_commands(
                         format!("the file `{written}` is only known at run time (a glob)"),
                     );
                 }
-                for sample in glob_samples(written) {
+                for sample in crate::glob::samples(written) {
                     if let Place::Known(place) = resolve(&sample) {
                         if base.reaches_host(&place) {
                             targets.push(Target { op, place, guess });
@@ -301,7 +307,7 @@ fn decide_commands(
             options: fx.options.clone(),
             subcommand: fx.subcommand.clone(),
             operands: fx.operands.clone(),
-            opaque: fx.opaque.clone(),
+            opaque: opaque.clone(),
             modelled: true,
         };
         // The files, decided as path requests so a shell route meets the same path rules
@@ -329,8 +335,8 @@ fn decide_commands(
         let mut req = req;
         // In the sandbox what a command does beyond its words stays in the sandbox, and
         // the files it changed are decided one by one afterwards.
-        req.modelled =
-            base.contained || modelled(cmd, &fx, &dir, dynamic_targets, outside_unallowed);
+        req.modelled = base.contained
+            || (opaque.is_empty() && modelled(cmd, &fx, &dir, dynamic_targets, outside_unallowed));
         // A bare redirection (`> file`) runs no program; only its writes are decided.
         if !cmd.argv.is_empty() {
             let exec = Request::new(RequestKind::Exec(req.clone())).with_role(role.clone());
@@ -412,7 +418,6 @@ fn modelled(
     outside_unallowed: bool,
 ) -> bool {
     cmd.env.iter().all(|a| is_inert(a))
-        && fx.opaque.is_empty()
         && fx.code.is_empty()
         && !fx.unknown
         && !cmd.dynamic
@@ -450,48 +455,6 @@ fn is_dynamic_word(w: &str) -> bool {
 /// A word whose value comes from an expansion (not merely a glob).
 fn is_expansion(w: &str) -> bool {
     w.contains(['$', '`']) && !is_home_word(w)
-}
-
-/// Names a glob word could expand to, for deciding it like a path: each `*` once as
-/// nothing and once as a letter, `?` and a bracket as a letter of the class. `secrets/*`
-/// gives `secrets/x`, `.env*` gives `.env` and `.envx`, so the rules about those names see
-/// the glob. Braces are expanded by the shell before globbing and are taken apart here.
-fn glob_samples(w: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for fill in ["", "x"] {
-        let mut s = String::new();
-        let mut chars = w.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '*' => s.push_str(fill),
-                '?' => s.push('x'),
-                '[' => {
-                    let mut first = None;
-                    for d in chars.by_ref() {
-                        if d == ']' {
-                            break;
-                        }
-                        if first.is_none() && d != '!' && d != '^' {
-                            first = Some(d);
-                        }
-                    }
-                    s.push(first.unwrap_or('x'));
-                }
-                '{' | '}' | ',' => s.push(if c == ',' { '/' } else { 'x' }),
-                c => s.push(c),
-            }
-        }
-        // A segment left empty (`dir/*`) names a file in the directory.
-        let s = s
-            .split('/')
-            .map(|seg| if seg.is_empty() { "x" } else { seg })
-            .collect::<Vec<_>>()
-            .join("/");
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    out
 }
 
 /// `$HOME/…` and `${HOME}/…` name the home directory, which the rules know.

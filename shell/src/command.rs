@@ -34,4 +34,8 @@ pub struct SimpleCommand {
     /// changed it to something only known at run time (`cd "$D"`, `cd -`, a `cd` that may
     /// or may not have run).
     pub cwd: Option<String>,
+    /// The command is a shell whose script comes from a here-document or here-string on
+    /// its standard input, and that script was parsed: its commands follow this one, so
+    /// what the shell runs is not hidden.
+    pub stdin_script: bool,
 }

@@ -18,6 +18,7 @@ pub(crate) fn c(argv: &[&str]) -> SimpleCommand {
         dynamic: false,
         env: Vec::new(),
         cwd: Some(String::new()),
+        stdin_script: false,
     }
 }
 

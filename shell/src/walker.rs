@@ -479,6 +479,7 @@ impl Walker {
                 writes,
                 env,
                 cwd: self.cwd.clone(),
+                stdin_script: false,
             };
             let ctx = EmitCtx {
                 forced: false,
@@ -557,6 +558,8 @@ impl Walker {
                 inners.push(Inner::Script(script.text.clone()));
             }
         }
+        let mut cmd = cmd;
+        cmd.stdin_script = !stdin.is_empty() && shell_reads_stdin(&cmd.argv, dyns);
         if inners.is_empty() {
             return self.push(cmd);
         }
@@ -604,6 +607,7 @@ impl Walker {
                 writes: cmd.writes.clone(),
                 env,
                 cwd: cmd.cwd.clone(),
+                stdin_script: false,
             };
             let inner_ctx = EmitCtx { forced, ..ctx };
             self.emit(inner_cmd, &d, inner_ctx, depth + 1)?;

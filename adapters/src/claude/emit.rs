@@ -50,10 +50,11 @@ use std::collections::BTreeSet;
 
 pub(crate) const SCHEMA: &str = "https://json.schemastore.org/claude-code-settings.json";
 pub(crate) const HOOK_COMMAND: &str = "contextos hook claude";
-/// Every tool `contextos hook claude` judges (`Glob` and `Grep` are path reads too); the
-/// `.*` makes Claude read the matcher as a regular expression.
+/// Every tool `contextos hook claude` judges (`Glob` and `Grep` are path reads too,
+/// `Monitor` a shell command); the `.*` makes Claude read the matcher as a regular
+/// expression.
 pub(crate) const HOOK_MATCHER: &str =
-    "Bash|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|Glob|Grep|WebFetch|mcp__.*";
+    "Bash|Monitor|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|Glob|Grep|WebFetch|mcp__.*";
 const SETTINGS: &str = ".claude/settings.json";
 
 /// In boundary mode the native write tools are denied outright, so writes go through the

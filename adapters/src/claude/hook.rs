@@ -4,16 +4,17 @@
 
 use crate::protocol::answer::{to_line, Decision, PermissionDecision};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
 use crate::protocol::fields::{
-    args_object, loose_str, observed, opt_owned, path, paths_from, req_str, shell, Obj, ToolActions,
+    args_object, edit, glob_reads, loose_str, observed, opt_owned, path, req_str, shell, text_of,
+    Obj, ToolActions,
 };
 use crate::Agent;
 use contextos_core::PathOp;
 use serde::Serialize;
 
 pub(crate) const DIALECT: Dialect = Dialect {
-    parse: |obj| parse_envelope(obj, Agent::Claude, judged, claude_actions),
+    parse: |obj| parse_envelope(obj, Agent::Claude, judged, claude_actions, claude_edits),
     answer,
     failure: Failure::ExitTwo,
 };
@@ -36,20 +37,22 @@ pub(crate) fn parse_envelope(
     agent: Agent,
     judged: fn(&str) -> Option<bool>,
     actions: ToolActions,
+    edits: fn(&str, &Obj) -> Vec<Edit>,
 ) -> Result<HookEvent, ProtocolError> {
     let name = agent.as_str();
     let event = req_str(obj, "hook_event_name", &format!("{name} hook"))?.to_owned();
     let can_ask = judged(&event);
     let label = format!("{name} {event}");
-    let (tool, actions, tool_input) = if can_ask.is_some() {
+    let (tool, actions, tool_input, edits) = if can_ask.is_some() {
         let tool = req_str(obj, "tool_name", &label)?;
         let label = format!("{label} {tool}");
         let input = args_object(obj.get("tool_input"), "tool_input", &label)?;
         let acts = actions(tool, &input, &label)?;
-        (tool.to_owned(), acts, Some(input))
+        let e = edits(tool, &input);
+        (tool.to_owned(), acts, Some(input), e)
     } else {
         let (tool, acts) = observed(obj, "tool_name", "tool_input", &event, actions);
-        (tool, acts, None)
+        (tool, acts, None, Vec::new())
     };
     Ok(HookEvent {
         agent,
@@ -61,6 +64,14 @@ pub(crate) fn parse_envelope(
         tool_input,
         can_ask: can_ask.unwrap_or(false),
         observe_only: can_ask.is_none(),
+        // Sent by Claude Code and Codex on every event. Read strictly: a mode that cannot
+        // be read must not pass for `default`, where silence stays silence.
+        permission_mode: if can_ask.is_some() {
+            opt_owned(obj, "permission_mode", &label)?
+        } else {
+            loose_str(obj, "permission_mode")
+        },
+        edits,
         event,
     })
 }
@@ -72,7 +83,8 @@ pub(crate) fn claude_actions(
 ) -> Result<Vec<Action>, ProtocolError> {
     let label = &format!("{label} tool_input");
     Ok(match tool {
-        "Bash" => vec![shell(req_str(input, "command", label)?)],
+        // Monitor runs its command in the background under Bash's permission rules.
+        "Bash" | "Monitor" => vec![shell(req_str(input, "command", label)?)],
         "PowerShell" => vec![Action::PowerShell {
             line: req_str(input, "command", label)?.to_owned(),
         }],
@@ -81,14 +93,55 @@ pub(crate) fn claude_actions(
         }
         "NotebookEdit" => vec![path(PathOp::Write, req_str(input, "notebook_path", label)?)],
         "Read" => vec![path(PathOp::Read, req_str(input, "file_path", label)?)],
-        // Without `path` these search the working directory: nothing specific to judge.
-        "Glob" | "Grep" => paths_from(input, &["path"], PathOp::Read, false, label)?,
+        // Judged by the directory searched and by the glob that picks its files: Glob's
+        // `pattern` (relative to `path`), Grep's `glob` filter (ripgrep: a glob without a
+        // `/` matches file names at any depth).
+        "Glob" => glob_reads(input, &["path"], "pattern", false, label)?,
+        "Grep" => glob_reads(input, &["path"], "glob", true, label)?,
         "WebFetch" => vec![Action::Fetch {
             url: req_str(input, "url", label)?.to_owned(),
         }],
         t if t.starts_with("mcp__") => vec![claude_mcp(t)],
         _ => Vec::new(),
     })
+}
+
+/// What Claude's file tools write: Write's `content` (the whole file), Edit's
+/// `old_string`/`new_string`, every `edits[]` entry of MultiEdit.
+pub(crate) fn claude_edits(tool: &str, input: &Obj) -> Vec<Edit> {
+    let Some(file) = text_of(input, &["file_path"]) else {
+        return Vec::new();
+    };
+    match tool {
+        "Write" => text_of(input, &["content"])
+            .map(|c| vec![edit(file, "", c, true)])
+            .unwrap_or_default(),
+        "Edit" => match text_of(input, &["new_string"]) {
+            Some(new) => vec![edit(
+                file,
+                text_of(input, &["old_string"]).unwrap_or_default(),
+                new,
+                false,
+            )],
+            None => Vec::new(),
+        },
+        "MultiEdit" => input
+            .get("edits")
+            .and_then(serde_json::Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(serde_json::Value::as_object)
+                    .filter_map(|e| {
+                        let new = text_of(e, &["new_string"])?;
+                        let old = text_of(e, &["old_string"]).unwrap_or_default();
+                        Some(edit(file, old, new, false))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 /// `mcp__<server>__<tool>`; the server is the part up to the first `__` after the prefix.
@@ -155,6 +208,7 @@ struct ClaudeBehavior<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::fields::edit;
     use crate::test_support::hooks::*;
     use crate::{parse_event, render};
     use PathOp::Read;
@@ -303,5 +357,112 @@ mod tests {
         bytes.extend_from_slice(br#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/repo/a"}}"#);
         let e = parse_event(Agent::Claude, &bytes).unwrap();
         assert_eq!(e.actions, vec![p(Read, "/repo/a")]);
+    }
+
+    #[test]
+    fn monitor_is_a_shell_command() {
+        let e = parsed(Agent::Claude, br#"{"hook_event_name":"PreToolUse","tool_name":"Monitor","tool_input":{"command":"tail -f app.log | grep ERROR","description":"watch","timeout_ms":60000}}"#);
+        assert_eq!(e.actions, vec![sh("tail -f app.log | grep ERROR")]);
+        refuses(
+            Agent::Claude,
+            &[(
+                r#"{"hook_event_name":"PreToolUse","tool_name":"Monitor","tool_input":{"description":"x"}}"#,
+                "`command` is missing",
+            )],
+        );
+    }
+
+    #[test]
+    fn searches_are_judged_by_their_globs() {
+        let cases: [(&str, Vec<Action>); 7] = [
+            (
+                r#""Glob","tool_input":{"pattern":"secrets/**"}"#,
+                vec![p(Read, "secrets/**")],
+            ),
+            (
+                r#""Glob","tool_input":{"pattern":"*.yaml","path":"/repo/secrets/"}"#,
+                vec![p(Read, "/repo/secrets/"), p(Read, "/repo/secrets/*.yaml")],
+            ),
+            // ripgrep's glob without a `/` matches names at any depth.
+            (
+                r#""Grep","tool_input":{"pattern":"key","glob":"*.pem"}"#,
+                vec![p(Read, "**/*.pem")],
+            ),
+            (
+                r#""Grep","tool_input":{"pattern":"key","glob":"secrets/*.yaml","path":"/repo"}"#,
+                vec![p(Read, "/repo"), p(Read, "/repo/secrets/*.yaml")],
+            ),
+            (
+                r#""Grep","tool_input":{"pattern":"key","glob":"**/*.pem","type":"js"}"#,
+                vec![p(Read, "**/*.pem")],
+            ),
+            // An exclusion searches everything else.
+            (
+                r#""Grep","tool_input":{"pattern":"key","glob":"!*.md","path":"src"}"#,
+                vec![p(Read, "src"), p(Read, "src/**")],
+            ),
+            (r#""Grep","tool_input":{"pattern":"key"}"#, vec![]),
+        ];
+        for (tail, want) in cases {
+            let input = format!(r#"{{"hook_event_name":"PreToolUse","tool_name":{tail}}}"#);
+            assert_eq!(
+                parsed(Agent::Claude, input.as_bytes()).actions,
+                want,
+                "{input}"
+            );
+        }
+        refuses(
+            Agent::Claude,
+            &[(
+                r#"{"hook_event_name":"PreToolUse","tool_name":"Grep","tool_input":{"pattern":"x","glob":["*.pem"]}}"#,
+                "`glob` is not a string",
+            )],
+        );
+    }
+
+    #[test]
+    fn the_permission_mode_is_read_strictly_on_judged_events() {
+        let e = fixture(Agent::Claude, "bash-terraform-destroy-bypass.json");
+        assert_eq!(e.permission_mode.as_deref(), Some("bypassPermissions"));
+        let e = parsed(
+            Agent::Claude,
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"a"}}"#,
+        );
+        assert_eq!(e.permission_mode, None);
+        refuses(
+            Agent::Claude,
+            &[(
+                r#"{"hook_event_name":"PreToolUse","permission_mode":1,"tool_name":"Read","tool_input":{"file_path":"a"}}"#,
+                "`permission_mode` is not a string",
+            )],
+        );
+        let e = parsed(
+            Agent::Claude,
+            br#"{"hook_event_name":"Stop","permission_mode":["x"]}"#,
+        );
+        assert!(e.observe_only && e.permission_mode.is_none());
+    }
+
+    #[test]
+    fn file_tools_carry_the_text_they_write() {
+        let e = parsed(Agent::Claude, br#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/repo/build.rs","content":"fn main() {}"}}"#);
+        assert_eq!(
+            e.edits,
+            vec![edit("/repo/build.rs", "", "fn main() {}", true)]
+        );
+        let e = fixture(Agent::Claude, "edit-package-json-postinstall.json");
+        assert_eq!(e.edits.len(), 1);
+        assert!(!e.edits[0].whole && e.edits[0].added.contains("postinstall"));
+        assert!(!e.edits[0].removed.contains("postinstall"));
+        let e = parsed(Agent::Claude, br#"{"hook_event_name":"PreToolUse","tool_name":"MultiEdit","tool_input":{"file_path":"p.json","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d","replace_all":true}]}}"#);
+        assert_eq!(
+            e.edits,
+            vec![
+                edit("p.json", "a", "b", false),
+                edit("p.json", "c", "d", false)
+            ]
+        );
+        let e = fixture(Agent::Claude, "bash-cargo-test.json");
+        assert!(e.edits.is_empty());
     }
 }

@@ -5,11 +5,12 @@
 //! successful exit binds.
 
 use crate::protocol::answer::{to_line, Decision, PermissionDecision};
-use crate::protocol::apply_patch::apply_patch_actions;
+use crate::protocol::apply_patch::{apply_patch_actions, apply_patch_edits};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
 use crate::protocol::fields::{
-    args_object, loose_str, opt_owned, opt_str, paths_from, perr, req_str, shell, Obj,
+    args_object, edit, glob_reads, loose_str, opt_owned, opt_str, paths_from, perr, req_str, shell,
+    text_of, Obj,
 };
 use crate::Agent;
 use contextos_core::PathOp;
@@ -43,16 +44,16 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
     };
     let label = format!("copilot {event}");
     let judged = event.eq_ignore_ascii_case("preToolUse");
+    let mut edits = Vec::new();
     let (tool, actions) = if judged {
         let tool = req_str(obj, tool_key, &label)?;
         let label = format!("{label} {tool}");
         let Some(args) = obj.get(args_key).filter(|v| !v.is_null()) else {
             return Err(perr(format!("{label}: `{args_key}` is missing")));
         };
-        (
-            tool.to_owned(),
-            copilot_actions(tool, args, args_key, &label)?,
-        )
+        let actions = copilot_actions(tool, args, args_key, &label)?;
+        edits = copilot_edits(tool, args);
+        (tool.to_owned(), actions)
     } else {
         match loose_str(obj, tool_key) {
             Some(tool) => {
@@ -78,8 +79,43 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         // is then simply not enforced — the caller cannot tell the two apart from the input.
         can_ask: judged,
         observe_only: !judged,
+        // Copilot's hook input carries no permission mode (`--allow-all-tools` is not sent).
+        permission_mode: None,
+        edits,
         event,
     })
+}
+
+/// What Copilot's file tools put into their file: `apply_patch` bodies, `create`'s
+/// `file_text`, `edit`/`str_replace_editor`'s `old_str`/`new_str`.
+fn copilot_edits(tool: &str, args: &Value) -> Vec<Edit> {
+    let name = tool.to_ascii_lowercase();
+    if name == "apply_patch" {
+        return apply_patch_edits(args);
+    }
+    if !matches!(name.as_str(), "create" | "edit" | "str_replace_editor") {
+        return Vec::new();
+    }
+    let Ok(input) = args_object(Some(args), "", "") else {
+        return Vec::new();
+    };
+    let (old, new, whole) = match (
+        text_of(&input, &["file_text"]),
+        text_of(&input, &["new_str", "new_string", "insert_text"]),
+    ) {
+        (Some(text), _) => ("", text, true),
+        (None, Some(new)) => (
+            text_of(&input, &["old_str", "old_string"]).unwrap_or_default(),
+            new,
+            false,
+        ),
+        (None, None) => return Vec::new(),
+    };
+    ["path", "file_path"]
+        .iter()
+        .filter_map(|k| text_of(&input, &[k]).filter(|p| !p.is_empty()))
+        .map(|p| edit(p, old, new, whole))
+        .collect()
 }
 
 /// Copilot tool names are matched case-insensitively: the documented ones are lowercase, and
@@ -113,7 +149,8 @@ fn copilot_actions(
             };
             paths_from(&input, &PATH_KEYS, op, true, label)?
         }
-        "glob" | "grep" => paths_from(&input, &PATH_KEYS, PathOp::Read, false, label)?,
+        "glob" => glob_reads(&input, &PATH_KEYS, "pattern", false, label)?,
+        "grep" => glob_reads(&input, &PATH_KEYS, "glob", true, label)?,
         "web_fetch" => vec![Action::Fetch {
             url: req_str(&input, "url", label)?.to_owned(),
         }],
@@ -130,6 +167,7 @@ fn answer(_event: &str, decision: Decision, reason: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::fields::edit;
     use crate::test_support::hooks::*;
     use crate::{parse_event, render};
     use PathOp::{Delete, Read, Write};
@@ -281,5 +319,56 @@ mod tests {
         );
         assert!(e.observe_only);
         assert_eq!(e.tool, "sessionStart");
+    }
+
+    #[test]
+    fn copilot_searches_globs_and_edit_text() {
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"toolName":"glob","toolArgs":{"pattern":"secrets/**"}}"#,
+        );
+        assert_eq!(e.actions, vec![p(Read, "secrets/**")]);
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"toolName":"grep","toolArgs":{"pattern":"k","glob":"*.pem","path":"/repo"}}"#,
+        );
+        assert_eq!(e.actions, vec![p(Read, "/repo"), p(Read, "/repo/**/*.pem")]);
+        assert_eq!(e.permission_mode, None);
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"toolName":"create","toolArgs":{"path":"/repo/build.rs","file_text":"fn main() {}"}}"#,
+        );
+        assert_eq!(
+            e.edits,
+            vec![edit("/repo/build.rs", "", "fn main() {}", true)]
+        );
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"toolName":"edit","toolArgs":{"path":"package.json","old_str":"a","new_str":"b"}}"#,
+        );
+        assert_eq!(e.edits, vec![edit("package.json", "a", "b", false)]);
+        let patch = "*** Begin Patch\n*** Update File: web/package.json\n@@\n-    \"test\": \"jest\"\n+    \"test\": \"jest\",\n+    \"postinstall\": \"node x.js\"\n*** Add File: build.rs\n+fn main() {}\n*** End Patch\n";
+        let shape = serde_json::json!({"toolName": "apply_patch", "toolArgs": patch});
+        let e = parse_event(Agent::Copilot, shape.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            e.edits,
+            vec![
+                edit(
+                    "web/package.json",
+                    "    \"test\": \"jest\"\n",
+                    "    \"test\": \"jest\",\n    \"postinstall\": \"node x.js\"\n",
+                    false
+                ),
+                edit("build.rs", "", "fn main() {}\n", true),
+            ]
+        );
+        // A unified diff: an added line that reads `++ x` does not switch files.
+        let diff = "diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n@@ -0,0 +1,2 @@\n+++ b/README.md\n+\"preinstall\": \"x\"\n--- /dev/null\n+++ b/build.rs\n@@ -0,0 +1 @@\n+fn main() {}\n";
+        let shape = serde_json::json!({"toolName": "apply_patch", "toolArgs": diff});
+        let e = parse_event(Agent::Copilot, shape.to_string().as_bytes()).unwrap();
+        assert_eq!(e.edits.len(), 2, "{:?}", e.edits);
+        assert_eq!(e.edits[0].path, "package.json");
+        assert!(e.edits[0].added.contains("preinstall"));
+        assert!(e.edits[1].whole && e.edits[1].path == "build.rs");
     }
 }

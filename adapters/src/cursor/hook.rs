@@ -5,9 +5,10 @@
 
 use crate::protocol::answer::{non_empty, to_line, Decision};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
 use crate::protocol::fields::{
-    args_object, loose_str, observed, opt_owned, path, paths_from, perr, req_str, shell, Obj,
+    args_object, edit, glob_reads, loose_str, observed, opt_owned, path, paths_from, perr, req_str,
+    shell, text_of, Obj,
 };
 use crate::Agent;
 use contextos_core::PathOp;
@@ -24,10 +25,13 @@ pub(crate) const DIALECT: Dialect = Dialect {
 
 /// Where Cursor's file tools put their path; all distinct ones are judged.
 const CURSOR_PATH_KEYS: [&str; 3] = ["file_path", "path", "target_file"];
+/// Where Cursor's search tools put the directory they search.
+const CURSOR_SEARCH_DIR_KEYS: [&str; 4] = ["file_path", "path", "target_file", "target_directory"];
 
 fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
     let event = req_str(obj, "hook_event_name", "cursor hook")?.to_owned();
     let label = format!("cursor {event}");
+    let mut edits = Vec::new();
     let (tool, actions, can_ask, observe_only) = match event.as_str() {
         "beforeShellExecution" => (
             event.clone(),
@@ -57,12 +61,9 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
             let tool = req_str(obj, "tool_name", &label)?;
             let label = format!("{label} {tool}");
             let input = args_object(obj.get("tool_input"), "tool_input", &label)?;
-            (
-                tool.to_owned(),
-                cursor_tool_actions(tool, &input, &label)?,
-                false,
-                false,
-            )
+            let actions = cursor_tool_actions(tool, &input, &label)?;
+            edits = cursor_edits(tool, &input);
+            (tool.to_owned(), actions, false, false)
         }
         "afterFileEdit" | "afterTabFileEdit" => {
             let actions = loose_str(obj, "file_path")
@@ -94,8 +95,32 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         tool_input: None,
         can_ask,
         observe_only,
+        // Cursor's hook input carries no permission mode.
+        permission_mode: None,
+        edits,
         event,
     })
+}
+
+/// What Cursor's write and edit tools put into their file, where the input carries it.
+fn cursor_edits(tool: &str, input: &Obj) -> Vec<Edit> {
+    let whole = match tool {
+        "Write" | "TabWrite" => true,
+        "Edit" | "StrReplace" | "MultiEdit" => false,
+        _ => return Vec::new(),
+    };
+    let Some(new) = text_of(
+        input,
+        &["contents", "content", "new_string", "streamingContent"],
+    ) else {
+        return Vec::new();
+    };
+    let old = text_of(input, &["old_string"]).unwrap_or_default();
+    CURSOR_PATH_KEYS
+        .iter()
+        .filter_map(|k| text_of(input, &[k]).filter(|p| !p.is_empty()))
+        .map(|p| edit(p, old, new, whole && old.is_empty()))
+        .collect()
 }
 
 fn cursor_tool_actions(tool: &str, input: &Obj, label: &str) -> Result<Vec<Action>, ProtocolError> {
@@ -107,7 +132,23 @@ fn cursor_tool_actions(tool: &str, input: &Obj, label: &str) -> Result<Vec<Actio
             paths_from(input, &CURSOR_PATH_KEYS, PathOp::Write, true, label)?
         }
         "Delete" => paths_from(input, &CURSOR_PATH_KEYS, PathOp::Delete, true, label)?,
-        "Grep" | "Glob" => paths_from(input, &CURSOR_PATH_KEYS, PathOp::Read, false, label)?,
+        "Grep" | "Glob" => {
+            let mut v = paths_from(input, &CURSOR_SEARCH_DIR_KEYS, PathOp::Read, false, label)?;
+            // The glob a search narrows to, joined to its directory.
+            let keys: &[&str] = if tool == "Glob" {
+                &["glob_pattern", "pattern"]
+            } else {
+                &["glob"]
+            };
+            for key in keys {
+                for a in glob_reads(input, &CURSOR_SEARCH_DIR_KEYS, key, tool == "Grep", label)? {
+                    if !v.contains(&a) {
+                        v.push(a);
+                    }
+                }
+            }
+            v
+        }
         t => match t.strip_prefix("MCP:") {
             Some(name) if !name.is_empty() => vec![Action::Mcp {
                 server: None,
@@ -155,9 +196,10 @@ struct CursorOut<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::fields::edit;
     use crate::render;
     use crate::test_support::hooks::*;
-    use PathOp::Write;
+    use PathOp::{Read, Write};
 
     #[test]
     fn cursor_fixtures() {
@@ -261,5 +303,24 @@ mod tests {
             br#"{"hook_event_name":"preToolUse","tool_name":"Grep","tool_input":{"pattern":"x"}}"#,
         );
         assert!(e.actions.is_empty() && !e.observe_only);
+    }
+
+    #[test]
+    fn cursor_searches_globs_and_edit_text() {
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"preToolUse","tool_name":"Glob","tool_input":{"glob_pattern":"secrets/**","target_directory":"/repo"}}"#);
+        assert_eq!(
+            e.actions,
+            vec![p(Read, "/repo"), p(Read, "/repo/secrets/**")]
+        );
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"preToolUse","tool_name":"Grep","tool_input":{"pattern":"k","glob":"*.pem"}}"#);
+        assert_eq!(e.actions, vec![p(Read, "**/*.pem")]);
+        assert_eq!(e.permission_mode, None);
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"preToolUse","tool_name":"Write","tool_input":{"file_path":"/repo/build.rs","contents":"fn main() {}"}}"#);
+        assert_eq!(
+            e.edits,
+            vec![edit("/repo/build.rs", "", "fn main() {}", true)]
+        );
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"preToolUse","tool_name":"StrReplace","tool_input":{"path":"package.json","old_string":"a","new_string":"b"}}"#);
+        assert_eq!(e.edits, vec![edit("package.json", "a", "b", false)]);
     }
 }

@@ -47,6 +47,30 @@ pub struct HookEvent {
     /// True when the event cannot veto at all (afterFileEdit, postToolUse…): answer nothing.
     /// `actions` is then filled on a best-effort basis, for the log only.
     pub observe_only: bool,
+    /// The agent's permission mode as it names it (Claude Code and Codex `permission_mode`:
+    /// `default`, `plan`, `acceptEdits`, `auto`, `dontAsk`, `bypassPermissions`); `None`
+    /// where the agent sends none (Cursor, Copilot). Outside `default` and `plan` silence
+    /// runs the action, so the hook answers what only a default decided.
+    pub permission_mode: Option<String>,
+    /// The text the file tools of this event write, where the payload carries it (Claude
+    /// Write/Edit/MultiEdit, Codex and Copilot `apply_patch`, Copilot create/edit, Cursor
+    /// write/edit tools): what an edit adds is judged too, not only where it lands.
+    pub edits: Vec<Edit>,
+}
+
+/// The text one file tool call removes from and adds to a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// The file, exactly as the agent sent it (often absolute).
+    pub path: String,
+    /// Text the edit replaces (Edit `old_string`, a patch's `-` lines); empty for a whole
+    /// new file.
+    pub removed: String,
+    /// Text the edit puts in (Write `content`, Edit `new_string`, a patch's `+` lines).
+    pub added: String,
+    /// `added` is the file's whole new content (Write, create, a patch's `Add File`), not
+    /// a fragment of it.
+    pub whole: bool,
 }
 
 /// Hook input ContextOS cannot read. The caller must answer with [`crate::render_failure`].

@@ -1,7 +1,7 @@
 //! Reading the agents' JSON: the event object and its fields, strictly where a judged
 //! event needs them and loosely where they are only carried for the log.
 
-use super::event::{Action, ProtocolError};
+use super::event::{Action, Edit, ProtocolError};
 use crate::Agent;
 use contextos_core::PathOp;
 use serde_json::{Map, Value};
@@ -109,6 +109,69 @@ pub(crate) fn path(op: PathOp, p: &str) -> Action {
         op,
         path: p.to_owned(),
     }
+}
+
+/// The first of `keys` holding a string (content fields are carried, not required: the
+/// path of the same call is what is judged strictly).
+pub(crate) fn text_of<'a>(obj: &'a Obj, keys: &[&str]) -> Option<&'a str> {
+    keys.iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+}
+
+pub(crate) fn edit(path: &str, removed: &str, added: &str, whole: bool) -> Edit {
+    Edit {
+        path: path.to_owned(),
+        removed: removed.to_owned(),
+        added: added.to_owned(),
+        whole,
+    }
+}
+
+/// A search tool's reads: the directory in `path` (if any) and, when `glob_key` holds a
+/// glob, the files it picks, as a path glob joined to that directory (or relative to the
+/// working directory). `basename_glob`: a glob without `/` matches file names at any depth
+/// below the directory (ripgrep's `--glob`), so it is judged as `dir/**/glob`. A rule over
+/// a path (`deny path read "secrets/**"`) then meets the glob a search uses
+/// (`secrets/**`, `secrets/*.yaml`).
+pub(crate) fn glob_reads(
+    input: &Obj,
+    dir_keys: &[&str],
+    glob_key: &str,
+    basename_glob: bool,
+    label: &str,
+) -> Result<Vec<Action>, ProtocolError> {
+    let mut out = paths_from(input, dir_keys, PathOp::Read, false, label)?;
+    let Some(glob) = opt_str(input, glob_key, label)?.filter(|g| !g.trim().is_empty()) else {
+        return Ok(out);
+    };
+    let mut dirs = Vec::new();
+    for k in dir_keys {
+        if let Some(d) = opt_str(input, k, label)?.filter(|p| !p.is_empty()) {
+            dirs.push(d.trim_end_matches(['/', '\\']));
+        }
+    }
+    // ripgrep reads `!glob` as an exclusion: the files searched are all the others.
+    let glob = glob.strip_prefix('!').map_or(glob, |_| "**");
+    let glob = glob.strip_prefix("./").unwrap_or(glob);
+    let rel = if basename_glob && !glob.contains('/') && !glob.starts_with("**") {
+        format!("**/{glob}")
+    } else {
+        glob.to_owned()
+    };
+    let joined: Vec<String> = if rel.starts_with('/') || dirs.is_empty() {
+        // An absolute glob stands on its own; without a directory it is relative to the
+        // working directory.
+        vec![rel]
+    } else {
+        dirs.iter().map(|d| format!("{d}/{rel}")).collect()
+    };
+    for j in joined {
+        let a = path(PathOp::Read, &j);
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    Ok(out)
 }
 
 /// Every distinct non-empty path among `keys`. With `required`, at least one must exist.

@@ -48,9 +48,10 @@ pub fn routed_command(route: &Route, line: &str, approved: bool) -> String {
     contextos_shell::quote(&routed_argv(route, line, approved))
 }
 
-/// Whether `agent`'s answer to `event` can replace the command it runs.
+/// Whether `agent`'s answer to `event` can replace the command it runs (Claude Code's
+/// `updatedInput`; `Monitor` runs its `command` like Bash, streaming its output).
 pub fn can_rewrite(agent: Agent, event: &str, tool: &str) -> bool {
-    agent == Agent::Claude && event == "PreToolUse" && tool == "Bash"
+    agent == Agent::Claude && event == "PreToolUse" && matches!(tool, "Bash" | "Monitor")
 }
 
 /// The answer to a shell event in boundary mode, given the usual verdict `answer`. The
@@ -176,6 +177,19 @@ mod tests {
                 })
             );
         }
+    }
+
+    #[test]
+    fn claude_monitor_is_routed_like_bash() {
+        let ev = fixture(Agent::Claude, "monitor-rm-home.json");
+        let r = render_routed(&ev, &Answer::Pass, &route());
+        let v = out(&r);
+        let h = &v["hookSpecificOutput"];
+        assert_eq!(h["permissionDecision"], "allow");
+        assert_eq!(h["updatedInput"]["timeout_ms"], 300000);
+        assert!(h["updatedInput"]["command"].as_str().unwrap().contains(
+            "run --session 5b1e7a52-8c3f-4d0e-9a6b-2f4c1d7e9a30 -- /bin/sh -c 'rm -rf ~'"
+        ));
     }
 
     #[test]

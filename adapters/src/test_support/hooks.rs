@@ -97,6 +97,11 @@ pub(crate) fn check(agent: Agent) {
                 .unwrap();
         assert_eq!(ev.cwd.as_deref(), raw["cwd"].as_str(), "{name}: cwd");
         assert!(ev.session.is_some(), "{name}: session");
+        // Where the expectation names a mode, the fixture's own field is what was read.
+        if let Some(mode) = case.get("permission_mode") {
+            assert_eq!(ev.permission_mode.as_deref(), mode.as_str(), "{name}: mode");
+            assert_eq!(raw["permission_mode"], *mode, "{name}: fixture mode");
+        }
         seen.insert(name.to_owned());
     }
     let on_disk: BTreeSet<String> = std::fs::read_dir(fixtures_dir(agent))
@@ -123,6 +128,8 @@ pub(crate) fn ev(agent: Agent, event: &str, can_ask: bool) -> HookEvent {
         tool_input: None,
         can_ask,
         observe_only: false,
+        permission_mode: None,
+        edits: Vec::new(),
     }
 }
 pub(crate) fn allow(r: &str) -> Answer {

@@ -15,7 +15,7 @@
 //! pointer to the MCP write tools.
 
 use crate::hook::judge::{judge, Judgement, Place};
-use crate::hook::record;
+use crate::hook::{content, governance, mode, record, search};
 use crate::policy_cache::{self, Loaded};
 use crate::project::{BoundaryMode, Project};
 use crate::support::user_config::user_config;
@@ -223,23 +223,31 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     // A routed line is judged where it will run: in the sandbox, where `/tmp/x` is the
     // container's. A line that `with host` rules send to the host is judged as a host
     // line again (never wider: the host judgement has every part the sandbox one has).
-    let judgement = if route_shell {
+    // A search's glob is judged as the files it picks (the path checks refuse globs).
+    let actions = search::expand(&ev.actions, &place);
+    let mut judgement = if route_shell {
         let sandboxed = judge(
             &set,
             &place.contained(),
-            &ev.actions,
+            &actions,
             opts.role.as_deref(),
             true,
         );
         if sandboxed.host_only() {
-            judge(&set, &place, &ev.actions, opts.role.as_deref(), true)
+            judge(&set, &place, &actions, opts.role.as_deref(), true)
         } else {
             sandboxed
         }
     } else {
-        judge(&set, &place, &ev.actions, opts.role.as_deref(), false)
+        judge(&set, &place, &actions, opts.role.as_deref(), false)
     };
-    let mut ans = judgement.answer();
+    // What the policies cannot see in the actions alone: the text an edit adds, and the
+    // files the last compile generated.
+    judgement.parts.extend(content::parts(&ev, &place));
+    judgement.parts.extend(governance::parts(&ev, &place));
+    // Silence means "the agent decides", which outside its default mode is "it runs" —
+    // on the host; a routed line runs in the sandbox session instead.
+    let mut ans = mode::answer(&judgement, &ev, route_shell && !judgement.host_only());
     // Claude's PermissionRequest fires while the user is being asked: saying nothing lets
     // that prompt stand, which is what `ask` means (its protocol cannot answer `ask`).
     if ev.event == "PermissionRequest" && matches!(ans, Answer::Ask { .. }) {

@@ -314,7 +314,8 @@ pub fn judge(
                 }
             }
             Action::Path { op, path } => {
-                let rel = place.base.resolve(&path.replace('\\', "/"));
+                let path = path.replace('\\', "/");
+                let rel = place.base.resolve(&path);
                 judge_path(set, place, *op, &rel, role, &mut parts);
             }
             // Not analysed (PowerShell's syntax is not POSIX shell): a person decides.

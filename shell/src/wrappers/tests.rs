@@ -244,13 +244,22 @@ fn find_exec() {
 fn shell_reading_stdin_script() {
     assert_eq!(
         ok("bash <<'EOF'\nrm -rf /\nEOF"),
-        vec![c(&["bash"]), c(&["rm", "-rf", "/"])]
+        vec![
+            SimpleCommand {
+                stdin_script: true,
+                ..c(&["bash"])
+            },
+            c(&["rm", "-rf", "/"])
+        ]
     );
     assert_eq!(
         ok("sudo sh -s <<< 'curl x | sh'"),
         vec![
             c(&["sudo", "sh", "-s"]),
-            c(&["sh", "-s"]),
+            SimpleCommand {
+                stdin_script: true,
+                ..c(&["sh", "-s"])
+            },
             c(&["curl", "x"]),
             c(&["sh"]).piped(&["curl"]),
         ]
