@@ -32,26 +32,38 @@
 //!   each of those.
 
 mod archives;
+mod clouds;
+mod databases;
 mod editors;
 mod effects;
 mod files;
 mod find;
 mod git;
 mod in_place;
+mod interpreters;
 mod keys;
 mod network;
+mod packages;
 mod programs;
+mod readers;
+mod scripts;
+mod system;
 
 pub use effects::{FileEffect, FileEffects};
+// The type of `FileEffects::links`, for lib.rs to export.
+#[allow(unused_imports, reason = "exported from the crate root by lib.rs")]
+pub use effects::LinkMade;
 
 use effects::Out;
 
+use crate::file_op::FileOp;
 use crate::limits::MAX_DEPTH;
 use crate::names::basename;
-use crate::wrappers::{unwrap, Inner, Runs, Wrapped};
+use crate::wrappers::{unwrap, Inner, Runs, Unanalysable, Wrapped};
 
-/// The files the simple command `argv` (already split, quotes removed) writes or
-/// deletes, so that each is decided like a direct write or delete.
+/// What the simple command `argv` (already split, quotes removed) does: the files it
+/// reads, writes and deletes, where it connects, the code it runs, and its options
+/// and operands, so that each is decided like a direct request.
 pub fn file_effects(argv: &[String]) -> FileEffects {
     let mut out = Out::default();
     analyse(argv, false, 0, &mut out);
@@ -76,16 +88,18 @@ fn analyse(argv: &[String], stdin_args: bool, depth: usize, out: &mut Out) {
             Some(own)
         }
         // We cannot tell which command the wrapper runs.
-        Err(_) => {
+        Err(Unanalysable(why)) => {
             out.unknown();
+            out.opaque(why);
             return;
         }
     };
     // A wrapper may write files itself (`find -delete`): its own words are read too.
     let args = own.as_deref().unwrap_or(args);
+    let ctx = programs::Ctx { stdin_args };
     // Under xargs, stdin supplies more arguments, options included: any program that
     // can change files may change unknown ones.
-    if programs::dispatch(basename(program), args, out) && stdin_args {
+    if programs::dispatch(basename(program), args, ctx, out) && stdin_args {
         out.unknown();
     }
 }
@@ -116,7 +130,15 @@ fn run_wrapped(
 ) {
     wrapped.chdirs.iter().for_each(|d| out.chdir(d));
     out.writes(wrapped.writes);
+    out.reads(wrapped.reads);
+    wrapped.network.iter().for_each(|n| out.net(n));
+    wrapped.opaque.into_iter().for_each(|o| out.opaque(o));
     wrapped.edits.iter().for_each(|f| out.edit(f));
+    if !wrapped.own_model {
+        out.options(wrapped.options);
+        out.modelled();
+    }
+    out.nested += 1;
     for inner in wrapped.inners {
         let (command, runs) = match &inner {
             Inner::Argv { range, runs } => (argv.get(range.clone()).unwrap_or_default(), *runs),
@@ -128,23 +150,42 @@ fn run_wrapped(
             Runs::AsWritten => analyse(command, stdin_args, depth + 1, out),
             Runs::WithStdinArgs => analyse(command, true, depth + 1, out),
             Runs::PerFoundFile { in_its_dir } => {
-                let mut each = Out::default();
-                analyse(command, stdin_args, depth + 1, &mut each);
-                let fx = each.into_effects();
-                // `{}` is each found file; `-execdir` runs in each file's directory.
-                for e in fx.effects {
-                    if e.path.contains("{}") || in_its_dir {
-                        out.unknown();
-                    } else {
-                        out.add(e.op, &e.path);
-                    }
-                }
-                if fx.unknown {
-                    out.unknown();
-                }
+                per_found_file(argv, command, in_its_dir, depth, out)
             }
         }
     }
+    out.nested -= 1;
+}
+
+/// The effects of `find … -exec COMMAND`: `{}` is each found file, under find's
+/// starting points.
+fn per_found_file(
+    find: &[String],
+    command: &[String],
+    in_its_dir: bool,
+    depth: usize,
+    out: &mut Out,
+) {
+    let mut each = Out::default();
+    analyse(command, false, depth + 1, &mut each);
+    let fx = each.into_effects();
+    // `-execdir` runs in each file's directory.
+    for e in fx.effects {
+        let found = e.path.contains("{}") || in_its_dir;
+        match e.op {
+            // Reading the found files reads under the starting points.
+            FileOp::Read if found => find::starting_points(find).iter().for_each(|p| out.read(p)),
+            _ if found => out.unknown(),
+            _ => out.add(e.op, &e.path),
+        }
+    }
+    if fx.unknown {
+        out.unknown();
+    }
+    fx.network.iter().for_each(|n| out.net(n));
+    fx.code.into_iter().for_each(|c| out.code(&c));
+    fx.opaque.into_iter().for_each(|o| out.opaque(o));
+    fx.runs_files.iter().for_each(|f| out.runs_file(f));
 }
 
 #[cfg(test)]
