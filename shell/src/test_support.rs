@@ -194,7 +194,14 @@ impl Expect {
                 "link" | "hard" => e.links.push(t.clone()),
                 "unk" => e.unknown_options.push(value),
                 "opaque" => e.opaque = true,
+                "opt" if value.is_empty() => {
+                    e.options.get_or_insert_with(Vec::new);
+                }
                 "opt" => e.options.get_or_insert_with(Vec::new).push(value),
+                // More options after `opt:X`.
+                _ if t.starts_with('-') && e.options.is_some() => {
+                    e.options.get_or_insert_with(Vec::new).push(t.clone());
+                }
                 "!opt" => e.not_options.push(value),
                 "sub" => e.subcommand.get_or_insert_with(Vec::new).push(value),
                 "nosub" => e.subcommand = Some(Vec::new()),
@@ -265,7 +272,8 @@ impl Expect {
 /// (`code:X`), script files run (`runs:X`), links (`link:L->T`, `hard:L->T`) and
 /// unknown options (`unk:X`), all of which must match exactly; `opaque` when some
 /// code is not visible (otherwise it must be visible). Checked only when given:
-/// options (`opt:X`, exact; `!opt:X`, absent), the subcommand (`sub:X`, `nosub`),
+/// options (`opt:X`, exact, more options may follow as bare `-x` words, `opt:`
+/// alone for none; `!opt:X`, absent), the subcommand (`sub:X`, `nosub`),
 /// operands (`arg:X`, `noargs`) and `modelled` / `!modelled`. Every failing line is
 /// reported.
 #[track_caller]

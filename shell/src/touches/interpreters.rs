@@ -56,7 +56,7 @@ pub(super) fn shell(name: &str, argv_args: &[String], ctx: Ctx, out: &mut Out) {
     out.modelled();
     let mut argv = vec![name.to_string()];
     argv.extend(argv_args.iter().cloned());
-    let sh = parse_shell_args(&argv, &[]);
+    let sh = parse_shell_args(&argv, &vec![false; argv.len()]);
     let opts = argv.get(1..sh.operand).unwrap_or_default();
     out.options(opts.iter().cloned());
     let operands = argv.get(sh.operand..).unwrap_or_default();

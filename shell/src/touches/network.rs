@@ -54,11 +54,69 @@ const CURL: Spec = Spec {
     )
 };
 
+const CURL_ALIASES: &[(char, &str)] = &[
+    ('d', "data"),
+    ('F', "form"),
+    ('H', "header"),
+    ('o', "output"),
+    ('O', "remote-name"),
+    ('T', "upload-file"),
+    ('K', "config"),
+    ('u', "user"),
+    ('X', "request"),
+    ('x', "proxy"),
+    ('L', "location"),
+    ('s', "silent"),
+    ('S', "show-error"),
+    ('f', "fail"),
+    ('k', "insecure"),
+    ('v', "verbose"),
+    ('i', "include"),
+    ('I', "head"),
+    ('b', "cookie"),
+    ('c', "cookie-jar"),
+    ('A', "user-agent"),
+    ('e', "referer"),
+    ('G', "get"),
+    ('D', "dump-header"),
+    ('w', "write-out"),
+    ('m', "max-time"),
+    ('C', "continue-at"),
+    ('r', "range"),
+    ('E', "cert"),
+    ('J', "remote-header-name"),
+    ('Z', "parallel"),
+    ('n', "netrc"),
+    ('N', "no-buffer"),
+    ('g', "globoff"),
+    ('U', "proxy-user"),
+    ('R', "remote-time"),
+    ('4', "ipv4"),
+    ('6', "ipv6"),
+    ('#', "progress-bar"),
+    ('a', "append"),
+    ('j', "junk-session-cookies"),
+    ('l', "list-only"),
+    ('p', "proxytunnel"),
+    ('0', "http1.0"),
+    ('1', "tlsv1"),
+    ('V', "version"),
+    ('q', "disable"),
+    ('M', "manual"),
+    ('B', "use-ascii"),
+    ('t', "telnet-option"),
+    ('P', "ftp-port"),
+    ('Q', "quote"),
+    ('y', "speed-time"),
+    ('Y', "speed-limit"),
+    ('z', "time-cond"),
+];
+
 /// curl: every operand is a URL; `@file` values of the data options, `-F k=@f`,
 /// `-T f` and `-K cfg` are files read (sent).
 pub(super) fn curl(args: &[String], out: &mut Out) {
     let p = parse(args, &CURL);
-    out.parsed(&p, &[]);
+    out.parsed(&p, CURL_ALIASES);
     out.operands(p.operands());
     p.operands().for_each(|u| out.net(u));
     p.values('\0', "url").for_each(|u| out.net(u));

@@ -34,7 +34,7 @@ const READERS: &[Reader] = &[
     Reader {
         names: "tac",
         spec: model("br", "s", "before regex", "separator"),
-        aliases: &[],
+        aliases: &[('s', "separator"), ('b', "before"), ('r', "regex")],
         read_values: &[],
     },
     Reader {
@@ -90,7 +90,7 @@ const READERS: &[Reader] = &[
                 line-increment join-blank-lines number-format number-separator \
                 starting-line-number number-width",
         ),
-        aliases: &[],
+        aliases: &[('b', "body-numbering"), ('n', "number-format"), ('s', "number-separator"), ('w', "number-width")],
         read_values: &[],
     },
     Reader {
@@ -101,7 +101,7 @@ const READERS: &[Reader] = &[
             "bytes chars lines max-line-length words",
             "total files0-from",
         ),
-        aliases: &[],
+        aliases: &[('l', "lines"), ('c', "bytes"), ('m', "chars"), ('w', "words")],
         read_values: &[('\0', "files0-from")],
     },
     Reader {
@@ -112,13 +112,13 @@ const READERS: &[Reader] = &[
             "complement only-delimited zero-terminated",
             "bytes characters delimiter fields output-delimiter",
         ),
-        aliases: &[],
+        aliases: &[('d', "delimiter"), ('f', "fields"), ('b', "bytes"), ('c', "characters"), ('s', "only-delimited")],
         read_values: &[],
     },
     Reader {
         names: "paste",
         spec: model("sz", "d", "serial zero-terminated", "delimiters"),
-        aliases: &[],
+        aliases: &[('d', "delimiters"), ('s', "serial")],
         read_values: &[],
     },
     Reader {
@@ -161,7 +161,7 @@ const READERS: &[Reader] = &[
                 old-group-format new-group-format changed-group-format \
                 unchanged-group-format ifdef",
         ),
-        aliases: &[],
+        aliases: &[('u', "unified"), ('r', "recursive"), ('q', "brief"), ('N', "new-file"), ('a', "text"), ('w', "ignore-all-space"), ('B', "ignore-blank-lines"), ('i', "ignore-case"), ('x', "exclude"), ('X', "exclude-from"), ('U', "unified")],
         read_values: &[
             ('X', "exclude-from"),
             ('\0', "from-file"),
@@ -229,7 +229,7 @@ const READERS: &[Reader] = &[
                 base2lsbf z85",
             "wrap",
         ),
-        aliases: &[],
+        aliases: &[('d', "decode"), ('i', "ignore-garbage"), ('w', "wrap")],
         read_values: &[],
     },
     Reader {
@@ -423,7 +423,37 @@ const GREP: Spec = Spec {
 /// and the other operands are read; `-r` without a file searches `.`.
 pub(super) fn grep(args: &[String], out: &mut Out) {
     let p = parse(args, &GREP);
-    out.parsed(&p, &[('#', "context")]);
+    out.parsed(
+        &p,
+        &[
+            ('#', "context"),
+            ('e', "regexp"),
+            ('f', "file"),
+            ('i', "ignore-case"),
+            ('v', "invert-match"),
+            ('w', "word-regexp"),
+            ('x', "line-regexp"),
+            ('c', "count"),
+            ('l', "files-with-matches"),
+            ('L', "files-without-match"),
+            ('o', "only-matching"),
+            ('q', "quiet"),
+            ('s', "no-messages"),
+            ('n', "line-number"),
+            ('H', "with-filename"),
+            ('h', "no-filename"),
+            ('r', "recursive"),
+            ('R', "dereference-recursive"),
+            ('E', "extended-regexp"),
+            ('F', "fixed-strings"),
+            ('P', "perl-regexp"),
+            ('A', "after-context"),
+            ('B', "before-context"),
+            ('C', "context"),
+            ('m', "max-count"),
+            ('a', "text"),
+        ],
+    );
     out.operands(p.operands());
     out.reads(p.values('f', "file"));
     out.reads(p.values('\0', "exclude-from"));
