@@ -203,7 +203,7 @@ pub(super) fn terraform(args: &[String], out: &mut Out) {
 /// pulumi: `SUBCOMMAND [SUB]`; `--cwd`/`-C` changes directory.
 pub(super) fn pulumi(args: &[String], out: &mut Out) {
     let spec = options(
-        "sCpmcy",
+        "sCpmc",
         "stack cwd target parallel message config config-file secrets-provider \
             target-replace replace exclude",
         "yes skip-preview non-interactive diff refresh remove force exclude-protected \
@@ -471,9 +471,14 @@ pub(super) fn docker(name: &str, args: &[String], out: &mut Out) {
     let sub: Vec<&str> = rest.iter().take(n).map(String::as_str).collect();
     sub.iter().for_each(|s| out.subcommand(s));
     let verb = sub.last().copied().unwrap_or_default();
+    let values = if matches!(verb, "build" | "buildx") {
+        "fto"
+    } else {
+        "aevpwulhmcn"
+    };
     let spec = Spec {
         posix: matches!(verb, "run" | "exec" | "create"),
-        ..options("aeEvpwuiltdmcfoLhPsn", DOCKER_RUN, "")
+        ..options(values, DOCKER_RUN, "")
     };
     let args = rest.get(n..).unwrap_or_default();
     let p = parse(args, &spec);

@@ -59,6 +59,12 @@ pub(super) fn psql(args: &[String], out: &mut Out) {
             ('o', "output"),
             ('L', "log-file"),
             ('v', "set"),
+            ('l', "list"),
+            ('t', "tuples-only"),
+            ('A', "no-align"),
+            ('q', "quiet"),
+            ('X', "no-psqlrc"),
+            ('1', "single-transaction"),
         ],
     );
     out.operands(p.operands());

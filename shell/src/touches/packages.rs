@@ -40,8 +40,8 @@ pub(super) fn package_source(s: &str, out: &mut Out) {
 const CARGO_GLOBAL: Spec = Spec {
     posix: true,
     ..model(
-        "VvqhC",
-        "Z",
+        "Vvqh",
+        "ZC",
         "version list verbose quiet locked offline frozen help",
         "explain color config",
     )
@@ -50,8 +50,8 @@ const CARGO_GLOBAL: Spec = Spec {
 const CARGO_SUB: Spec = Spec {
     negatable: false,
     ..model(
-        "pFrjvqhfn",
-        "",
+        "rvqhfn",
+        "pFj",
         "workspace all lib bins examples tests benches all-targets all-features \
             no-default-features release ignore-rust-version future-incompat-report \
             unit-graph build-plan locked offline frozen verbose quiet keep-going timings \
@@ -78,6 +78,7 @@ pub(super) fn cargo(args: &[String], out: &mut Out) {
     }
     let g = parse(args, &CARGO_GLOBAL);
     out.parsed(&g, &[('v', "verbose"), ('q', "quiet")]);
+    g.values('C', "").for_each(|d| out.chdir(d));
     cargo_config(&g, out);
     let Some((sub, rest)) = g.operands.split_first() else {
         return;
