@@ -252,7 +252,7 @@ impl Expect {
                 bad.push(format!("options: {o} in {:?}", f.options));
             }
         }
-        if self.opaque != !f.opaque.is_empty() {
+        if self.opaque == f.opaque.is_empty() {
             bad.push(format!("opaque: got {:?}", f.opaque));
         }
         if let Some(m) = self.modelled {

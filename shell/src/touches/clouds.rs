@@ -8,7 +8,7 @@ use crate::options::{listed, options, parse, Spec};
 
 /// The leading non-option words of `args` that are subcommands: at most `depth`,
 /// stopping after a word in `leaves` (a verb).
-fn path<'a>(ops: &[&'a str], depth: usize, groups: &str) -> usize {
+fn path(ops: &[&str], depth: usize, groups: &str) -> usize {
     let mut n = 0;
     while n < depth && n < ops.len() {
         n += 1;
@@ -292,19 +292,16 @@ pub(super) fn aws(args: &[String], out: &mut Out) {
     if ops.first() == Some(&"s3") {
         let verb = ops.get(1).copied().unwrap_or_default();
         let local = |o: &&&str| !o.starts_with("s3://");
-        match (verb, rest) {
-            ("cp" | "mv" | "sync", [src, dst]) => {
-                if local(&src) {
-                    out.read(src);
-                    if verb == "mv" {
-                        out.delete(src);
-                    }
-                }
-                if local(&dst) {
-                    out.write(dst);
+        if let ("cp" | "mv" | "sync", [src, dst]) = (verb, rest) {
+            if local(&src) {
+                out.read(src);
+                if verb == "mv" {
+                    out.delete(src);
                 }
             }
-            _ => {}
+            if local(&dst) {
+                out.write(dst);
+            }
         }
     }
 }

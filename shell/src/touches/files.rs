@@ -237,6 +237,20 @@ const INSTALL: Spec = model(
         preserve-context context debug",
     "group mode owner strip-program suffix target-directory",
 );
+const INSTALL_ALIASES: &[(char, &str)] = &[
+    ('m', "mode"),
+    ('o', "owner"),
+    ('g', "group"),
+    ('d', "directory"),
+    ('s', "strip"),
+    ('v', "verbose"),
+    ('t', "target-directory"),
+    ('T', "no-target-directory"),
+    ('C', "compare"),
+    ('p', "preserve-timestamps"),
+    ('b', "backup"),
+    ('S', "suffix"),
+];
 const SCP: Spec = model("346ABCdpqrTvOR", "cDFiJloPSX", "", "");
 
 /// `mv SRC… DST` and `mv -t DIR SRC…`: sources deleted, destination written.
@@ -269,7 +283,12 @@ pub(super) fn copy(name: &str, args: &[String], out: &mut Out) {
         _ => CP,
     };
     let p = parse(args, &spec);
-    out.parsed(&p, if name == "scp" { &[] } else { CP_ALIASES });
+    let aliases = match name {
+        "scp" => &[][..],
+        "install" => INSTALL_ALIASES,
+        _ => CP_ALIASES,
+    };
+    out.parsed(&p, aliases);
     out.operands(p.operands());
     if name == "scp" {
         scp_remote(&p, out);

@@ -1073,13 +1073,9 @@ fn other(sub: &str, rest: &[String], out: &mut Out) -> bool {
                 out.writes(p.operands.get(1).copied());
             }
         }
-        "grep" | "blame" | "hash-object" => {
-            if sub != "grep" {
-                out.reads(
-                    p.operands()
-                        .skip(usize::from(sub == "blame" && p.operands.len() > 1)),
-                );
-            }
+        "blame" | "hash-object" => {
+            let skip = usize::from(sub == "blame" && p.operands.len() > 1);
+            out.reads(p.operands().skip(skip));
         }
         "cherry-pick" | "revert" | "merge-file" | "read-tree" | "checkout-index" | "bisect"
         | "sparse-checkout" | "init" | "notes" => return true,

@@ -115,7 +115,7 @@ pub(super) fn cargo(args: &[String], out: &mut Out) {
     p.values('\0', "git").for_each(|u| out.net(u));
     p.values('\0', "index").for_each(|u| out.net(u));
     out.reads(p.values('\0', "manifest-path"));
-    match sub.as_ref() {
+    match *sub {
         "install" => {
             out.reads(p.values('\0', "path"));
             out.writes(p.values('\0', "root"));

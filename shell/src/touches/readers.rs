@@ -90,7 +90,12 @@ const READERS: &[Reader] = &[
                 line-increment join-blank-lines number-format number-separator \
                 starting-line-number number-width",
         ),
-        aliases: &[('b', "body-numbering"), ('n', "number-format"), ('s', "number-separator"), ('w', "number-width")],
+        aliases: &[
+            ('b', "body-numbering"),
+            ('n', "number-format"),
+            ('s', "number-separator"),
+            ('w', "number-width"),
+        ],
         read_values: &[],
     },
     Reader {
@@ -101,7 +106,12 @@ const READERS: &[Reader] = &[
             "bytes chars lines max-line-length words",
             "total files0-from",
         ),
-        aliases: &[('l', "lines"), ('c', "bytes"), ('m', "chars"), ('w', "words")],
+        aliases: &[
+            ('l', "lines"),
+            ('c', "bytes"),
+            ('m', "chars"),
+            ('w', "words"),
+        ],
         read_values: &[('\0', "files0-from")],
     },
     Reader {
@@ -112,7 +122,13 @@ const READERS: &[Reader] = &[
             "complement only-delimited zero-terminated",
             "bytes characters delimiter fields output-delimiter",
         ),
-        aliases: &[('d', "delimiter"), ('f', "fields"), ('b', "bytes"), ('c', "characters"), ('s', "only-delimited")],
+        aliases: &[
+            ('d', "delimiter"),
+            ('f', "fields"),
+            ('b', "bytes"),
+            ('c', "characters"),
+            ('s', "only-delimited"),
+        ],
         read_values: &[],
     },
     Reader {
@@ -161,7 +177,19 @@ const READERS: &[Reader] = &[
                 old-group-format new-group-format changed-group-format \
                 unchanged-group-format ifdef",
         ),
-        aliases: &[('u', "unified"), ('r', "recursive"), ('q', "brief"), ('N', "new-file"), ('a', "text"), ('w', "ignore-all-space"), ('B', "ignore-blank-lines"), ('i', "ignore-case"), ('x', "exclude"), ('X', "exclude-from"), ('U', "unified")],
+        aliases: &[
+            ('u', "unified"),
+            ('r', "recursive"),
+            ('q', "brief"),
+            ('N', "new-file"),
+            ('a', "text"),
+            ('w', "ignore-all-space"),
+            ('B', "ignore-blank-lines"),
+            ('i', "ignore-case"),
+            ('x', "exclude"),
+            ('X', "exclude-from"),
+            ('U', "unified"),
+        ],
         read_values: &[
             ('X', "exclude-from"),
             ('\0', "from-file"),
@@ -388,9 +416,11 @@ pub(super) fn xxd(args: &[String], out: &mut Out) {
             let v = args.get(i).map_or("", String::as_str);
             out.options([format!("{a}={v}")]);
             i += 1;
-        } else if FLAGS.contains(&a.as_str()) || a == "-v" || a == "-version" || a == "-d" {
-            out.options([a.clone()]);
-        } else if VALUES.iter().any(|v| v.len() == 2 && a.starts_with(v)) {
+        } else if FLAGS.contains(&a.as_str())
+            || matches!(a.as_str(), "-v" | "-version" | "-d")
+            // `-c8`: a short value option with its value attached.
+            || VALUES.iter().any(|v| v.len() == 2 && a.starts_with(v))
+        {
             out.options([a.clone()]);
         } else {
             out.unknown_options([a.clone()]);

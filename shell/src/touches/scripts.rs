@@ -195,10 +195,12 @@ fn awk_string(b: &[u8], i: &mut usize) -> Option<String> {
 /// non-literal target is a write we cannot name (unknown).
 pub(super) fn awk(program: &str) -> Found {
     let b = program.as_bytes();
-    let mut f = Found::default();
     // `system` anywhere outside a string literal, even where the scan below would
     // take it for part of a regular expression.
-    f.runs = mentions_system(b);
+    let mut f = Found {
+        runs: mentions_system(b),
+        ..Found::default()
+    };
     let mut i = 0;
     // `>` is a redirection only in a print statement (`$1 > 5 {…}` compares).
     let mut printing = false;
