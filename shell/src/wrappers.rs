@@ -609,7 +609,7 @@ pub(crate) fn unwrap<'a>(
         "parallel" => parallel(&w, &mut out)?,
         "git" => {
             out.own_model = true;
-            git_alias(&w)
+            git_commands(&w)
         }
         "tar" | "gtar" | "bsdtar" => {
             out.own_model = true;
@@ -752,8 +752,10 @@ fn parallel<'a>(w: &Words<'a>, out: &mut Wrapped<'a>) -> Result<Vec<Inner>, Unan
     })
 }
 
-/// `git -c alias.NAME='!CMD' NAME`: the alias runs CMD with the shell.
-fn git_alias(w: &Words<'_>) -> Vec<Inner> {
+/// Commands git runs with the shell: `git -c alias.NAME='!CMD' NAME`, `rebase
+/// --exec CMD`, `bisect run CMD…`, `submodule foreach CMD`, and filter-branch's
+/// filters.
+fn git_commands(w: &Words<'_>) -> Vec<Inner> {
     let mut aliases = Vec::new();
     let mut i = 1;
     while let Some(a) = w.fixed(i) {
@@ -763,7 +765,7 @@ fn git_alias(w: &Words<'_>) -> Vec<Inner> {
                 i += 2;
             }
             "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
-            | "--super-prefix" | "--attr-source" | "--exec-path" => i += 2,
+            | "--super-prefix" | "--attr-source" => i += 2,
             _ if a.starts_with('-') => i += 1,
             _ => break,
         }
@@ -771,7 +773,7 @@ fn git_alias(w: &Words<'_>) -> Vec<Inner> {
     let Some(sub) = w.fixed(i) else {
         return Vec::new();
     };
-    aliases
+    let mut inners: Vec<Inner> = aliases
         .iter()
         .filter_map(|kv| kv.split_once('='))
         .filter_map(|(k, v)| {
@@ -781,7 +783,57 @@ fn git_alias(w: &Words<'_>) -> Vec<Inner> {
         })
         .filter_map(|v| v.trim_start().strip_prefix('!'))
         .map(|cmd| Inner::Script(cmd.to_string()))
-        .collect()
+        .collect();
+    let first = i + 1;
+    let script = |k: usize| w.fixed(k).map(|c| Inner::Script(c.to_string()));
+    match sub {
+        "rebase" | "filter-branch" => {
+            let filters = [
+                "--exec",
+                "--setup",
+                "--env-filter",
+                "--tree-filter",
+                "--index-filter",
+                "--parent-filter",
+                "--msg-filter",
+                "--commit-filter",
+                "--tag-name-filter",
+            ];
+            let mut k = first;
+            while let Some(a) = w.fixed(k) {
+                k += 1;
+                if a == "--" {
+                    break;
+                }
+                let (name, inline) = a.split_once('=').map_or((a, None), |(n, v)| (n, Some(v)));
+                let takes = (sub == "rebase"
+                    && (name == "-x" || "--exec".starts_with(name) && name.len() > 3))
+                    || (sub == "filter-branch" && filters.contains(&name));
+                if !takes {
+                    continue;
+                }
+                match inline {
+                    Some(v) => inners.push(Inner::Script(v.to_string())),
+                    None => {
+                        inners.extend(script(k));
+                        k += 1;
+                    }
+                }
+            }
+        }
+        "bisect" if w.fixed(first) == Some("run") => inners.extend(w.rest(first + 1)),
+        "submodule" => {
+            if let Some(k) = (first..w.argv.len()).find(|&k| w.fixed(k) == Some("foreach")) {
+                let mut k = k + 1;
+                while w.fixed(k).is_some_and(|a| a.starts_with('-')) {
+                    k += 1;
+                }
+                inners.extend(w.script(k));
+            }
+        }
+        _ => {}
+    }
+    inners
 }
 
 /// tar's programs: `--to-command`, `-I`/`--use-compress-program` and

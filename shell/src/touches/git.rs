@@ -26,8 +26,8 @@ struct Sub {
     attached: &'static str,
     long_flags: &'static str,
     long_values: &'static str,
-    /// Short options by their long name; a long name with a blank stands for
-    /// several options (`branch -D` is `--delete --force`).
+    /// Short options by their long name; names joined with `+` stand for several
+    /// options (`branch -D` is `--delete --force`).
     aliases: &'static [(char, &'static str)],
     /// Subcommands of the subcommand (`stash drop`, `remote add`).
     subs: &'static str,
@@ -265,12 +265,12 @@ const SUBS: &[Sub] = &[
         long_values: "set-upstream-to sort points-at format",
         aliases: &[
             ('d', "delete"),
-            ('D', "delete --force"),
+            ('D', "delete+force"),
             ('f', "force"),
             ('m', "move"),
-            ('M', "move --force"),
+            ('M', "move+force"),
             ('c', "copy"),
-            ('C', "copy --force"),
+            ('C', "copy+force"),
             ('r', "remotes"),
             ('a', "all"),
             ('l', "list"),
@@ -873,15 +873,15 @@ fn subcommand(sub: &str, rest: &[String], out: &mut Out) -> bool {
     let spec = sub_spec(model);
     let p = parse(rest, &spec);
     let opts = p.normalised(model.aliases).into_iter().flat_map(|o| {
-        o.split(' ')
-            .map(|s| {
-                if s.starts_with('-') {
-                    s.to_string()
-                } else {
-                    format!("--{s}")
-                }
-            })
-            .collect::<Vec<_>>()
+        // Only a flag can be several options; a value may hold `+`.
+        if o.contains('=') || !o.contains('+') {
+            vec![o]
+        } else {
+            o.trim_start_matches('-')
+                .split('+')
+                .map(|n| format!("--{n}"))
+                .collect()
+        }
     });
     out.options(opts);
     out.unknown_options(p.unlisted.iter().cloned());

@@ -168,13 +168,11 @@ pub(super) fn python(name: &str, args: &[String], ctx: Ctx, out: &mut Out) {
 
 /// `python -m MODULE ARGS`: modules that are programs with a model of their own.
 fn module(module: &str, args: &[String], out: &mut Out) {
-    out.nested += 1;
-    match module {
-        "pip" | "pip3" => super::packages::pip(args, out),
-        "http.server" | "SimpleHTTPServer" => out.read("."),
-        _ => {}
+    if matches!(module, "pip" | "pip3") {
+        out.nested += 1;
+        super::packages::pip(args, out);
+        out.nested -= 1;
     }
-    out.nested -= 1;
 }
 
 /// Switches of perl and ruby: clusters where a value letter takes the rest of the

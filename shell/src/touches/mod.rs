@@ -1,35 +1,50 @@
-//! Files a simple command would write or delete.
+//! What one simple command does, as far as its argv tells.
 //!
-//! A shell command can change a file without any redirection (`sed -i`, `rm`, `mv`,
-//! `tee`, an editor, …). [`file_effects`] lists those files from the command's argv so
-//! that the engine can decide each one as a `path write` / `path delete` request against
-//! the same policies as a direct write: `rm .git/hooks/pre-commit` must be denied exactly
-//! like deleting the hook through the file API.
+//! A shell command can read, change or send a file without any redirection (`cat`,
+//! `sed -i`, `rm`, `cp`, `curl -d @f`, an editor, …), run code the shell never sees
+//! (`python -c`, `awk 'BEGIN{system(…)}'`) and connect anywhere. [`file_effects`]
+//! reports all of it per command so that the engine can decide each file as a path
+//! request against the same policies as a direct read, write or delete (`cat
+//! secrets/x` is denied exactly like reading it through the file API), and match the
+//! options, subcommand, operands, destinations and code against exec rules.
 //!
 //! The analysis is static and errs on the side of reporting too much:
 //!
-//! * Options are parsed with each program's real syntax by [`crate::options`]. An
-//!   option is only taken to have a value when it is listed as such; an unlisted option
-//!   is a flag, so a value we did not know about becomes an extra reported path rather
-//!   than hiding the file after it. The lists still aim to be complete: an unlisted
-//!   option whose value looks like an option (`curl --proxy-header -o -O URL`) would be
-//!   misread.
-//! * Wrappers (`sudo`, `env`, `xargs`, `find -exec`, …) are read from the same table as
-//!   the splitter's ([`crate::wrappers`]); a wrapper whose command cannot be told is
-//!   unknown.
-//! * When a program writes but its targets are not on the command line (`find -delete`,
-//!   `xargs rm`, `tar -x` without `-C`, `curl -O`, commands passed to an editor),
-//!   [`FileEffects::unknown`] is set and the caller asks.
+//! * Options are parsed with each program's real syntax by [`crate::options`]. A
+//!   program with a model (`FileEffects::modelled`) lists every option, so one it
+//!   does not know is reported in `unknown_options`; other programs list only the
+//!   options taking a value, and an unlisted one is a flag, so that a value we did not
+//!   know about becomes an extra reported path rather than hiding the file after it.
+//! * Options are normalised the way the program reads them: long options in full
+//!   (git's and getopt's unambiguous abbreviations resolved, git's `--no-` negations),
+//!   short clusters split, short options named by their long form where the program
+//!   (and git subcommand) defines one, values joined with `=`.
+//! * Wrappers (`sudo`, `env`, `xargs`, `find -exec`, `ssh`, `flock`, …) are read from
+//!   the same table as the splitter's ([`crate::wrappers`]); a wrapper whose command
+//!   cannot be told is unknown and opaque. The options, subcommand and operands are
+//!   the outermost program's; files, destinations and code include the wrapped
+//!   commands'.
+//! * When a program writes but its targets are not on the command line (`find
+//!   -delete`, `xargs rm`, `tar -x` without `-C`, `curl -O`, commands passed to an
+//!   editor, a `sed -f` script), [`FileEffects::unknown`] is set and the caller asks.
 //! * Paths are reported as written. The one exception is a change of directory made by
-//!   the command itself (`git -C D`, `env -C D`, `sudo -D D`, `patch -d D`): later
-//!   relative paths are prefixed with `D/`, otherwise they would name the wrong file.
-//! * A directory target (`rm -r dir`, `tar -x -C dir`) is reported as the directory
-//!   only; deciding whether that covers protected files inside it is the caller's job.
-//! * Code run by interpreters (`python -c`, `perl -e`, `awk` programs, `sed` scripts'
-//!   `w` command) is not analysed; only in-place editing flags are.
-//! * Strings run by shells (`sh -c`, `eval`, `trap`) are not analysed here: the
-//!   splitter parses them into simple commands, and the caller asks this model about
-//!   each of those.
+//!   the command itself (`git -C D`, `env -C D`, `sudo -D D`, `patch -d D`, `ruby -C
+//!   D`, `terraform -chdir=D`): later relative paths are prefixed with `D/`, otherwise
+//!   they would name the wrong file.
+//! * A directory target (`rm -r dir`, `tar -x -C dir`, `grep -r x dir`) is reported as
+//!   the directory only; deciding whether that covers protected files inside it is the
+//!   caller's job. A copy, move, link or install onto a destination that may be a
+//!   directory reports the destination and, marked `into_dir`, where the file lands if
+//!   it is one.
+//! * Code given to interpreters is reported, not analysed, except what decides files
+//!   and visibility: sed's `w`/`r`/`e`, awk's redirections, `system()` and pipes,
+//!   database meta-commands that reach the shell. Code whose text is not on the
+//!   command line (an interpreter reading standard input, `docker exec`, `pwsh -c`) is
+//!   `opaque`.
+//! * Strings run by shells (`sh -c`, `eval`, `trap`, `ssh HOST CMD`, `su -c`, `watch`,
+//!   `git -c alias.x='!cmd'`, `tar -I`, `rsync -e`) are not analysed here: the splitter
+//!   parses them into simple commands, and the caller asks this model about each of
+//!   those.
 
 mod archives;
 mod clouds;

@@ -243,9 +243,6 @@ pub(super) fn npm(name: &str, args: &[String], out: &mut Out) {
             }
         }
     }
-    if sub == "publish" {
-        out.read(ops.first().copied().unwrap_or("."));
-    }
 }
 
 /// npx, bunx, pnpx: the package run and its arguments.

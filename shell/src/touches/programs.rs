@@ -162,8 +162,24 @@ pub(super) fn dispatch(name: &str, args: &[String], ctx: Ctx, out: &mut Out) -> 
             interpreters::python(name, args, ctx, out);
         }
         _ if readers::reader(name, args, out) => return false,
-        _ if carries_command(name, args, out) => {}
-        _ => return editors::word_options_editor(name, args, out),
+        _ if carries_command(name, args, out) => generic(args, out),
+        _ => {
+            if editors::word_options_editor(name, args, out) {
+                return true;
+            }
+            generic(args, out);
+            return false;
+        }
     }
     true
+}
+
+/// A program without a model: its options split the generic way (clusters split,
+/// `--opt=value` kept whole) and its other words as operands. Which options take a
+/// value is not known, so a value may show up as an operand; `modelled` stays
+/// false.
+fn generic(args: &[String], out: &mut Out) {
+    let p = crate::options::parse(args, &crate::options::NONE);
+    out.options(p.normalised(&[]));
+    out.operands(p.operands());
 }

@@ -583,3 +583,42 @@ fn wrappers_report_their_own_options_normalised() {
         (vec!["-p=22".to_string()], vec!["host"])
     );
 }
+
+#[test]
+fn commands_git_runs_are_reported() {
+    assert_eq!(
+        argvs("git rebase --exec 'rm x' main"),
+        vec![
+            vec!["git", "rebase", "--exec", "rm x", "main"],
+            vec!["rm", "x"]
+        ]
+    );
+    assert_eq!(
+        argvs("git rebase -x 'rm x' main"),
+        vec![vec!["git", "rebase", "-x", "rm x", "main"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("git filter-branch --tree-filter 'rm -f secret' HEAD"),
+        vec![
+            vec![
+                "git",
+                "filter-branch",
+                "--tree-filter",
+                "rm -f secret",
+                "HEAD"
+            ],
+            vec!["rm", "-f", "secret"]
+        ]
+    );
+    assert_eq!(
+        argvs("git bisect run rm x"),
+        vec![vec!["git", "bisect", "run", "rm", "x"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("git submodule foreach --recursive 'rm x'"),
+        vec![
+            vec!["git", "submodule", "foreach", "--recursive", "rm x"],
+            vec!["rm", "x"]
+        ]
+    );
+}
