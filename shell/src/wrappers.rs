@@ -430,6 +430,8 @@ pub(crate) fn unwrap<'a>(
         },
         "xargs" => {
             let p = w.options(&XARGS)?;
+            // The arguments come from this file instead of standard input.
+            out.reads.extend(p.values('a', "arg-file"));
             if p.next < argv.len() {
                 vec![Inner::Argv {
                     range: p.next..argv.len(),

@@ -213,7 +213,8 @@ mod tests {
         find_and_xargs,
         wrappers,
         paths_are_reported_as_written,
-        merged_wrapper_tables
+        merged_wrapper_tables,
+        incidents
     );
     use proptest::strategy::Strategy;
 

@@ -102,6 +102,11 @@ pub(super) fn dispatch(name: &str, args: &[String], ctx: Ctx, out: &mut Out) -> 
         "ed" | "red" => editors::ed(args, out),
         "sudoedit" => editors::sudoedit(args, out),
         "uniq" => readers::uniq(args, out),
+        "date" => {
+            readers::date(args, out);
+            return false;
+        }
+        "dos2unix" | "unix2dos" => readers::dos2unix(args, out),
         "xxd" => readers::xxd(args, out),
         "grep" | "egrep" | "fgrep" => {
             readers::grep(args, out);

@@ -318,12 +318,82 @@ const READERS: &[Reader] = &[
     },
 ];
 
-/// A reader of [`READERS`]; `false` when `name` is none.
+/// Filters that read the files named, with their options.
+const FILTERS: &[Reader] = &[
+    Reader {
+        names: "fold",
+        spec: model("bs", "w", "bytes spaces", "width"),
+        aliases: &[('w', "width")],
+        read_values: &[],
+    },
+    Reader {
+        names: "fmt",
+        spec: Spec {
+            numeric: true,
+            ..model("cstu", "pwg", "crown-margin split-only tagged-paragraph uniform-spacing", "prefix width goal")
+        },
+        aliases: &[],
+        read_values: &[],
+    },
+    Reader {
+        names: "expand unexpand",
+        spec: model("ia", "t", "initial all first-only", "tabs"),
+        aliases: &[],
+        read_values: &[],
+    },
+    Reader {
+        names: "rev tsort",
+        spec: model("", "", "", ""),
+        aliases: &[],
+        read_values: &[],
+    },
+    Reader {
+        names: "shuf",
+        spec: model("erz", "inor", "echo repeat zero-terminated", "input-range head-count output random-source"),
+        aliases: &[],
+        read_values: &[('\0', "random-source")],
+    },
+    Reader {
+        names: "column",
+        spec: model("tnexjJLRr", "csoNdHiW", "table fillrows keep-empty-lines json", "separator output-separator table-columns table-name output-width"),
+        aliases: &[],
+        read_values: &[],
+    },
+    Reader {
+        names: "pr",
+        spec: Spec {
+            numeric: true,
+            ..model("adFfJmrt", "eiNnoswWSlh", "across double-space form-feed join-lines merge no-file-warnings omit-header", "expand-tabs output-tabs first-line-number number-lines indent separator sep-string width page-width length header columns pages")
+        },
+        aliases: &[],
+        read_values: &[],
+    },
+    Reader {
+        names: "iconv",
+        spec: model("cls", "ftc", "list silent", "from-code to-code output"),
+        aliases: &[('f', "from-code"), ('t', "to-code")],
+        read_values: &[],
+    },
+];
+
+/// A reader of [`READERS`] or [`FILTERS`]; `false` when `name` is none.
 pub(super) fn reader(name: &str, args: &[String], out: &mut Out) -> bool {
-    let Some(r) = READERS.iter().find(|r| listed(r.names, name)) else {
+    let Some(r) = READERS
+        .iter()
+        .chain(FILTERS)
+        .find(|r| listed(r.names, name))
+    else {
         return false;
     };
-    // `less +F f`, `more +/x f`: a command for the pager, not a file.
+    // `less +F f`, `more +/x f`: a command for the pager, not a file; `!` runs a
+    // shell command and `|` pipes to one.
+    if matches!(name, "less" | "more")
+        && args
+            .iter()
+            .any(|a| a.starts_with('+') && a.contains(['!', '|']))
+    {
+        out.opaque(format!("'{name}' runs a shell command given with '+'"));
+    }
     let args: Vec<String> = args
         .iter()
         .filter(|a| !(matches!(name, "less" | "more") && a.starts_with('+')))
@@ -342,9 +412,55 @@ pub(super) fn reader(name: &str, args: &[String], out: &mut Out) -> bool {
             out.reads(p.operands());
             out.writes(p.values('o', "log-file").chain(p.values('O', "LOG-FILE")));
         }
+        "shuf" if p.has('e', "echo") => out.writes(p.values('o', "output")),
+        "shuf" | "iconv" => {
+            out.reads(p.operands());
+            out.writes(p.values('o', "output"));
+        }
         _ => out.reads(p.operands()),
     }
     true
+}
+
+/// `date -f FILE` reads dates from FILE (and prints the lines it cannot read).
+pub(super) fn date(args: &[String], out: &mut Out) {
+    let spec = model(
+        "uRIj",
+        "dfrsI",
+        "utc universal rfc-email debug",
+        "date file reference set iso-8601 rfc-3339 resolution",
+    );
+    let p = parse(args, &spec);
+    out.parsed(
+        &p,
+        &[
+            ('d', "date"),
+            ('f', "file"),
+            ('r', "reference"),
+            ('u', "utc"),
+        ],
+    );
+    out.operands(p.operands());
+    out.reads(p.values('f', "file").chain(p.values('r', "reference")));
+}
+
+/// `dos2unix` and `unix2dos` convert the files in place, or `-n IN OUT`.
+pub(super) fn dos2unix(args: &[String], out: &mut Out) {
+    let p = parse(args, &crate::options::options("", "", "newfile"));
+    out.options(p.normalised(&[]));
+    out.operands(p.operands());
+    if p.has('n', "newfile") {
+        let ops: Vec<&str> = p.operands().collect();
+        for pair in ops.chunks(2) {
+            if let [from, to] = pair {
+                out.read(from);
+                out.write(to);
+            }
+        }
+    } else {
+        out.reads(p.operands());
+        out.writes(p.operands());
+    }
 }
 
 /// `uniq [INPUT [OUTPUT]]`.
