@@ -211,6 +211,13 @@ impl Out {
         }
     }
 
+    /// The program's options are not all known after all (an external subcommand).
+    pub(crate) fn unmodelled(&mut self) {
+        if self.top() {
+            self.fx.modelled = false;
+        }
+    }
+
     /// Normalised options of the program.
     pub(crate) fn options<I: IntoIterator<Item = String>>(&mut self, opts: I) {
         if self.top() {

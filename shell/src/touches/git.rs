@@ -867,7 +867,7 @@ fn subcommand(sub: &str, rest: &[String], out: &mut Out) -> bool {
         let p = parse(rest, &crate::options::options("", "", ""));
         out.options(p.normalised(&[]));
         out.operands(p.operands());
-        out.fx.modelled = false;
+        out.unmodelled();
         return other(sub, rest, out);
     };
     let spec = sub_spec(model);

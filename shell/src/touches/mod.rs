@@ -95,9 +95,11 @@ fn analyse(argv: &[String], stdin_args: bool, depth: usize, out: &mut Out) {
     let Some((program, args)) = argv.split_first() else {
         return;
     };
+    let mut wrapper = false;
     let own = match unwrap(argv, &[]) {
         Ok(None) => None,
         Ok(Some(wrapped)) => {
+            wrapper = !wrapped.own_model;
             let own = own_args(argv, &wrapped);
             run_wrapped(argv, wrapped, stdin_args, depth, out);
             Some(own)
@@ -111,7 +113,10 @@ fn analyse(argv: &[String], stdin_args: bool, depth: usize, out: &mut Out) {
     };
     // A wrapper may write files itself (`find -delete`): its own words are read too.
     let args = own.as_deref().unwrap_or(args);
-    let ctx = programs::Ctx { stdin_args };
+    let ctx = programs::Ctx {
+        stdin_args,
+        wrapper,
+    };
     // Under xargs, stdin supplies more arguments, options included: any program that
     // can change files may change unknown ones.
     if programs::dispatch(basename(program), args, ctx, out) && stdin_args {

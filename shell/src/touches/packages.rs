@@ -108,7 +108,7 @@ pub(super) fn cargo(args: &[String], out: &mut Out) {
     } else {
         // An external `cargo-SUB` program: its options are not known.
         out.options(p.normalised(&[]));
-        out.fx.modelled = false;
+        out.unmodelled();
     }
     out.operands(p.operands());
     cargo_config(&p, out);

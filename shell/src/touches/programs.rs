@@ -12,6 +12,9 @@ use crate::shell_args::SHELLS;
 pub(crate) struct Ctx {
     /// Standard input adds arguments (under `xargs`).
     pub(crate) stdin_args: bool,
+    /// The program is a wrapper whose own options are already read (`args` are its
+    /// words outside the commands it runs).
+    pub(crate) wrapper: bool,
 }
 
 /// Programs that run a command given to them which we do not unwrap: the command is
@@ -172,7 +175,9 @@ pub(super) fn dispatch(name: &str, args: &[String], ctx: Ctx, out: &mut Out) -> 
             if editors::word_options_editor(name, args, out) {
                 return true;
             }
-            generic(args, out);
+            if !ctx.wrapper {
+                generic(args, out);
+            }
             return false;
         }
     }
