@@ -206,17 +206,15 @@ const SYSTEMD_RUN: Spec = wrapper(
         no-ask-password same-dir slice-inherit expand-environment on-clock-change \
         on-timezone-change ignore-failure",
 );
-const UNSHARE: Spec = Spec {
-    attached: "muinpCTU",
-    ..wrapper(
-        "frcl",
-        "RwSG",
-        "map-user map-group map-users map-groups propagation setgroups root wd setuid \
-            setgid monotonic boottime load-interp",
-        "mount uts ipc net pid user cgroup time fork kill-child mount-proc map-root-user \
-            map-current-user map-auto keep-caps mount-binfmt",
-    )
-};
+// The short namespace options are flags; only their long forms take a file.
+const UNSHARE: Spec = wrapper(
+    "muinpCTUfrcl",
+    "RwSG",
+    "map-user map-group map-users map-groups propagation setgroups root wd setuid setgid \
+        monotonic boottime load-interp",
+    "mount uts ipc net pid user cgroup time fork kill-child mount-proc map-root-user \
+        map-current-user map-auto keep-caps mount-binfmt",
+);
 const NSENTER: Spec = Spec {
     attached: "muinpCUTrwW",
     ..wrapper(
@@ -229,7 +227,7 @@ const NSENTER: Spec = Spec {
 };
 const CHROOT: Spec = wrapper("", "", "userspec groups", "skip-chdir");
 const PARALLEL: Spec = Spec {
-    attached: "ikexX",
+    attached: "ie",
     ..wrapper(
         "0fgkqtuvmMvX",
         "aCdEIjLnNsSP",
@@ -247,6 +245,37 @@ const PARALLEL: Spec = Spec {
             line-buffered keeporder group-by",
     )
 };
+/// `uv run`'s options (before the command it runs).
+const UV_RUN: Spec = wrapper(
+    "msUqvn",
+    "pifP",
+    "extra no-extra group no-group only-group env-file with with-editable \
+        with-requirements package python index default-index index-url extra-index-url \
+        find-links index-strategy keyring-provider resolution prerelease \
+        upgrade-package reinstall-package cache-dir directory project config-file color \
+        link-mode exclude-newer allow-insecure-host python-platform no-binary-package \
+        no-build-package config-setting refresh-package",
+    "all-extras no-dev dev no-default-groups all-groups module only-dev no-editable exact \
+        no-env-file isolated active no-sync locked frozen script gui-script no-project \
+        show-resolution no-index upgrade reinstall no-build-isolation no-build no-binary \
+        refresh quiet verbose offline no-cache no-config native-tls managed-python \
+        no-managed-python no-python-downloads all-packages compile-bytecode preview \
+        no-progress",
+);
+/// `conda run`'s options.
+const CONDA_RUN: Spec = wrapper(
+    "vq",
+    "np",
+    "name prefix cwd",
+    "live-stream no-capture-output debug-wrapper-scripts dev verbose quiet",
+);
+/// `poetry run`, `pipenv run`, `pdm run`, `bundle exec`: global options only.
+const PROJECT_RUN: Spec = wrapper(
+    "qvnP",
+    "C",
+    "directory project gemfile",
+    "quiet verbose no-ansi no-interaction no-cache keep-file-descriptors",
+);
 const IONICE: Spec = wrapper("t", "cnpPu", "class classdata pid pgid uid", "ignore");
 const CHRT: Spec = wrapper(
     "abdefimoprRv",
@@ -609,6 +638,22 @@ pub(crate) fn unwrap<'a>(
             shell_default(&w, i, name, &mut out)
         }
         "parallel" => parallel(&w, &mut out)?,
+        "uv" | "poetry" | "pipenv" | "pdm" | "bundle" | "conda" | "mamba" | "micromamba" => {
+            let verb = if name == "bundle" { "exec" } else { "run" };
+            if w.fixed(1) != Some(verb) {
+                return Ok(None);
+            }
+            out.own_model = true;
+            let spec = match name {
+                "uv" => &UV_RUN,
+                "conda" | "mamba" | "micromamba" => &CONDA_RUN,
+                _ => &PROJECT_RUN,
+            };
+            let p = w.options_from(2, spec)?;
+            p.values('\0', "directory").for_each(|d| out.chdirs.push(d));
+            p.values('C', "").for_each(|d| out.chdirs.push(d));
+            w.rest(p.next)
+        }
         "git" => {
             out.own_model = true;
             git_commands(&w)

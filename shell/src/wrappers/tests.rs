@@ -622,3 +622,40 @@ fn commands_git_runs_are_reported() {
         ]
     );
 }
+
+#[test]
+fn clustered_flags_of_new_wrappers() {
+    assert_eq!(argvs("unshare -Ur rm x").last(), Some(&words("rm x")));
+    assert_eq!(argvs("parallel -kj4 rm ::: a").len(), 2);
+    assert_eq!(argvs("ssh -tt -vvv host rm x").last(), Some(&words("rm x")));
+    assert_eq!(argvs("su - root -c 'rm x'").last(), Some(&words("rm x")));
+    assert_eq!(
+        argvs("strace -ff -s 200 -e trace=file rm x").last(),
+        Some(&words("rm x"))
+    );
+}
+
+#[test]
+fn project_runners_report_their_commands() {
+    for line in [
+        "uv run --with pandas rm x",
+        "uv run -p 3.12 rm x",
+        "poetry run rm x",
+        "pipenv run rm x",
+        "pdm run rm x",
+        "bundle exec rm x",
+        "conda run -n env rm x",
+    ] {
+        let got = argvs(line);
+        assert_eq!(got.last(), Some(&words("rm x")), "{line}: {got:?}");
+    }
+    assert_eq!(
+        argvs("uv run python -c 'import os'"),
+        vec![
+            vec!["uv", "run", "python", "-c", "import os"],
+            vec!["python", "-c", "import os"]
+        ]
+    );
+    assert_eq!(argvs("uv pip install x").len(), 1);
+    assert!(is_syntax("uv run --frobnicate rm x"));
+}
