@@ -468,10 +468,30 @@ pub(super) fn docker(name: &str, args: &[String], out: &mut Out) {
     let sub: Vec<&str> = rest.iter().take(n).map(String::as_str).collect();
     sub.iter().for_each(|s| out.subcommand(s));
     let verb = sub.last().copied().unwrap_or_default();
-    let values = if matches!(verb, "build" | "buildx") {
-        "fto"
-    } else {
-        "aevpwulhmcn"
+    // Short options mean different things per subcommand (`run -v` mounts a volume,
+    // `compose down -v` and `rm -v` remove volumes, `build -f` names the Dockerfile).
+    let (values, aliases): (&str, &[(char, &str)]) = match verb {
+        "run" | "create" | "exec" => (
+            "aevpwulhmc",
+            &[
+                ('e', "env"),
+                ('v', "volume"),
+                ('p', "publish"),
+                ('w', "workdir"),
+                ('u', "user"),
+                ('i', "interactive"),
+                ('t', "tty"),
+                ('d', "detach"),
+                ('l', "label"),
+                ('h', "hostname"),
+                ('m', "memory"),
+            ],
+        ),
+        "build" | "buildx" => ("ftoc", &[('f', "file"), ('t', "tag"), ('o', "output")]),
+        "down" | "rm" => ("t", &[('v', "volumes"), ('f', "force"), ('s', "stop")]),
+        "prune" => ("", &[('f', "force"), ('a', "all")]),
+        "logs" => ("n", &[('f', "follow"), ('n', "tail")]),
+        _ => ("", &[]),
     };
     let spec = Spec {
         posix: matches!(verb, "run" | "exec" | "create"),
@@ -479,20 +499,7 @@ pub(super) fn docker(name: &str, args: &[String], out: &mut Out) {
     };
     let args = rest.get(n..).unwrap_or_default();
     let p = parse(args, &spec);
-    out.options(p.normalised(&[
-        ('e', "env"),
-        ('v', "volume"),
-        ('p', "publish"),
-        ('w', "workdir"),
-        ('u', "user"),
-        ('i', "interactive"),
-        ('t', "tty"),
-        ('d', "detach"),
-        ('f', "file"),
-        ('l', "label"),
-        ('h', "hostname"),
-        ('m', "memory"),
-    ]));
+    out.options(p.normalised(aliases));
     out.operands(p.operands());
     out.reads(
         p.values('\0', "env-file")

@@ -57,8 +57,26 @@ pub(super) fn shell(name: &str, argv_args: &[String], ctx: Ctx, out: &mut Out) {
     let mut argv = vec![name.to_string()];
     argv.extend(argv_args.iter().cloned());
     let sh = parse_shell_args(&argv, &vec![false; argv.len()]);
-    let opts = argv.get(1..sh.operand).unwrap_or_default();
-    out.options(opts.iter().cloned());
+    // Clusters split (`-lc` is `-l -c`); `-o OPT` joined (`-o=pipefail`).
+    let mut opts = Vec::new();
+    let mut words = argv.get(1..sh.operand).unwrap_or_default().iter();
+    while let Some(a) = words.next() {
+        let sign = if a.starts_with('+') { "+" } else { "-" };
+        match a.strip_prefix(['-', '+']) {
+            Some(cluster) if !a.starts_with("--") && !cluster.is_empty() => {
+                for c in cluster.chars() {
+                    if matches!(c, 'o' | 'O') {
+                        let v = words.next().map_or("", String::as_str);
+                        opts.push(format!("{sign}{c}={v}"));
+                    } else {
+                        opts.push(format!("{sign}{c}"));
+                    }
+                }
+            }
+            _ => opts.push(a.clone()),
+        }
+    }
+    out.options(opts);
     let operands = argv.get(sh.operand..).unwrap_or_default();
     out.operands(operands.iter().map(String::as_str));
     if sh.c_seen {
