@@ -410,7 +410,14 @@ pub(crate) fn unwrap<'a>(
         "nice" => w.rest(w.options(&NICE)?.next),
         "nohup" | "builtin" => w.rest(w.options(&wrapper("", "", "", ""))?.next),
         "setsid" => w.rest(w.options(&wrapper("cfw", "", "", "ctty fork wait"))?.next),
-        "doas" => w.rest(w.options(&wrapper("Lns", "uC", "", ""))?.next),
+        "doas" => {
+            let p = w.options(&wrapper("Lns", "uC", "", ""))?;
+            if p.has_short('s') && p.next >= argv.len() {
+                out.opaque
+                    .push("'doas -s' starts a shell reading standard input".into());
+            }
+            w.rest(p.next)
+        }
         "exec" => w.rest(w.options(&wrapper("cl", "a", "", ""))?.next),
         "stdbuf" => w.rest(
             w.options(&wrapper("", "ioe", "input output error", ""))?
@@ -735,7 +742,8 @@ fn ssh<'a>(w: &Words<'a>, out: &mut Wrapped<'a>) -> Result<Vec<Inner>, Unanalysa
     out.network.push(dest);
     let mut inners = Vec::new();
     for p in [&p, &q] {
-        out.network.extend(p.values('J', ""));
+        out.network
+            .extend(p.values('J', "").chain(p.values('W', "")));
         out.reads.extend(p.values('F', "").chain(p.values('i', "")));
         out.writes.extend(p.values('E', ""));
         for o in p.values('o', "") {

@@ -751,6 +751,24 @@ const RUNS_CODE: &[&str] = &[
     "core.worktree",
 ];
 
+/// Whether `key=value` sets a command git runs: a key of [`RUNS_CODE`] with a value
+/// other than an inert pager or editor (`core.pager=cat`, `core.editor=true`).
+fn sets_command(kv: &str) -> bool {
+    let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
+    let lower = key.to_ascii_lowercase();
+    let inert = if lower == "core.pager" || lower.starts_with("pager.") {
+        matches!(
+            value,
+            "" | "cat" | "less" | "less -R" | "less -FRX" | "more"
+        )
+    } else if matches!(lower.as_str(), "core.editor" | "sequence.editor") {
+        matches!(value, "true" | "false" | ":" | "cat")
+    } else {
+        lower == "credential.helper" && value.is_empty()
+    };
+    runs_code(key) && !inert
+}
+
 /// Whether config key `key` (case-insensitive sections) names a command to run.
 fn runs_code(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
@@ -794,7 +812,7 @@ pub(super) fn git(args: &[String], out: &mut Out) -> bool {
             "-c" => {
                 let kv = value(&mut i).unwrap_or_default();
                 let key = kv.split_once('=').map_or(kv, |(k, _)| k);
-                if runs_code(key) {
+                if sets_command(kv) {
                     out.opaque(format!("'git -c {key}' sets a command git runs"));
                 }
                 opts.push(format!("-c={kv}"));
@@ -1012,7 +1030,7 @@ fn effects(
             out.reads(p.values('\0', "template"));
             for kv in p.values('c', "config") {
                 let key = kv.split_once('=').map_or(kv, |(k, _)| k);
-                if runs_code(key) {
+                if sets_command(kv) {
                     out.opaque(format!(
                         "'git clone --config {key}' sets a command git runs"
                     ));
