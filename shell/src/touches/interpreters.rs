@@ -2,8 +2,8 @@
 //! the script files they run, and whether their program is visible at all (an
 //! interpreter reading its program from standard input is not).
 
+use super::ctx::Ctx;
 use super::effects::Out;
-use super::programs::Ctx;
 use crate::options::{listed, model, parse};
 use crate::shell_args::parse_shell_args;
 

@@ -48,6 +48,7 @@
 
 mod archives;
 mod clouds;
+mod ctx;
 mod databases;
 mod editors;
 mod effects;

@@ -7,15 +7,7 @@ use super::{
 };
 use crate::shell_args::SHELLS;
 
-/// How the program gets its arguments.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Ctx {
-    /// Standard input adds arguments (under `xargs`).
-    pub(crate) stdin_args: bool,
-    /// The program is a wrapper whose own options are already read (`args` are its
-    /// words outside the commands it runs).
-    pub(crate) wrapper: bool,
-}
+pub(crate) use super::ctx::Ctx;
 
 /// Programs that run a command given to them which we do not unwrap: the command is
 /// not visible.
