@@ -33,6 +33,12 @@ pub(crate) struct Spec {
     pub(crate) numeric: bool,
     /// Every option is listed: an unlisted one is [`Parsed::unknown`].
     pub(crate) closed: bool,
+    /// Every option is listed, but an unlisted one only goes to [`Parsed::unlisted`]
+    /// and is read as a flag: a program model, whose arguments all stay visible.
+    pub(crate) complete: bool,
+    /// Git's rules: `--no-X` negates flag `X` (and `--X` negates a flag `no-X`), and
+    /// abbreviations are resolved over the negations too.
+    pub(crate) negatable: bool,
 }
 
 /// A program without options worth naming.
@@ -45,6 +51,8 @@ pub(crate) const NONE: Spec = Spec {
     posix: false,
     numeric: false,
     closed: false,
+    complete: false,
+    negatable: false,
 };
 
 /// An open spec: short options taking a value, long options taking a value, and long
@@ -59,6 +67,22 @@ pub(crate) const fn options(
         long_values,
         long_flags,
         ..NONE
+    }
+}
+
+/// A complete spec for a program model: every option is listed (`--help` and
+/// `--version` are added); short flags, short options taking a value, long flags
+/// and long options taking a value. Unlisted options are [`Parsed::unlisted`].
+pub(crate) const fn model(
+    flags: &'static str,
+    values: &'static str,
+    long_flags: &'static str,
+    long_values: &'static str,
+) -> Spec {
+    Spec {
+        flags,
+        complete: true,
+        ..options(values, long_values, long_flags)
     }
 }
 
@@ -79,11 +103,40 @@ pub(crate) const fn wrapper(
 }
 
 /// One option as parsed: its short letter or canonical long name, and its value.
+/// `-NUM` of a numeric spec is short option `#` with the digits as its value.
 #[derive(Debug)]
 pub(crate) struct Opt<'a> {
     short: Option<char>,
     long: Option<&'a str>,
+    /// `--no-X` for flag `X`, or `--X` for flag `no-X` (negatable specs).
+    negated: bool,
     value: Option<&'a str>,
+}
+
+impl Opt<'_> {
+    /// The option as a policy names it: a long option in full (`--no-verify`), a short
+    /// one as `-x`, or as its long form when `aliases` maps it (`('n', "no-verify")`);
+    /// a value joined with `=` (`--output=f`, `-o=f`).
+    pub(crate) fn normalised(&self, aliases: &[(char, &str)]) -> String {
+        let alias = self
+            .short
+            .and_then(|c| aliases.iter().find(|(a, _)| *a == c).map(|(_, l)| *l));
+        let mut s = match (self.long.or(alias), self.short) {
+            (Some(l), _) if self.negated => match l.strip_prefix("no-") {
+                Some(pos) => format!("--{pos}"),
+                None => format!("--no-{l}"),
+            },
+            (Some(l), _) => format!("--{l}"),
+            (None, Some('#')) => return format!("-{}", self.value.unwrap_or_default()),
+            (None, Some(c)) => format!("-{c}"),
+            (None, None) => String::new(),
+        };
+        if let Some(v) = self.value {
+            s.push('=');
+            s.push_str(v);
+        }
+        s
+    }
 }
 
 /// The options and operands of one invocation.
@@ -98,11 +151,14 @@ pub(crate) struct Parsed<'a> {
     pub(crate) next: usize,
     /// The first option a closed spec does not list, as written.
     pub(crate) unknown: Option<String>,
+    /// The options a complete spec does not list, as written (a short option as
+    /// `-x`, whatever cluster it was in).
+    pub(crate) unlisted: Vec<String>,
 }
 
 impl<'a> Parsed<'a> {
     fn is(o: &Opt<'_>, short: char, long: &str) -> bool {
-        o.short == Some(short) || o.long == Some(long)
+        (short != '\0' && o.short == Some(short)) || (!long.is_empty() && o.long == Some(long))
     }
 
     /// Whether `-short` or `--long` was given (`'\0'` or `""` for a missing form).
@@ -115,9 +171,14 @@ impl<'a> Parsed<'a> {
         self.opts.iter().any(|o| o.short == Some(short))
     }
 
-    /// Whether `--long` (or an abbreviation of it) was given.
+    /// Whether `--long` (or an abbreviation of it) was given, not negated.
     pub(crate) fn has_long(&self, long: &str) -> bool {
-        self.opts.iter().any(|o| o.long == Some(long))
+        self.opts.iter().any(|o| o.long == Some(long) && !o.negated)
+    }
+
+    /// The options in order, normalised (see [`Opt::normalised`]).
+    pub(crate) fn normalised(&self, aliases: &[(char, &str)]) -> Vec<String> {
+        self.opts.iter().map(|o| o.normalised(aliases)).collect()
     }
 
     /// The values of option `-short`/`--long` (`'\0'` for an option without a short
@@ -144,27 +205,79 @@ pub(crate) fn listed(words: &str, word: &str) -> bool {
     words.split_whitespace().any(|w| w == word)
 }
 
-/// Long option `name` resolved: its canonical name (exact, or an unambiguous
-/// abbreviation of a listed option), whether it takes a value, and whether it is
-/// listed at all.
-fn resolve_long<'a>(name: &'a str, spec: &Spec) -> (&'a str, bool, bool) {
+/// Long option `name` as resolved by [`resolve_long`].
+struct Long<'a> {
+    /// Canonical name (exact, or the listed option an abbreviation stands for).
+    name: &'a str,
+    /// The option takes a value.
+    takes: bool,
+    /// The option is listed.
+    known: bool,
+    /// A negation of a listed flag (negatable specs).
+    negated: bool,
+}
+
+/// Long option `name` resolved: exact, a negation (negatable specs), or an
+/// unambiguous abbreviation of a listed option or negation.
+fn resolve_long<'a>(name: &'a str, spec: &Spec) -> Long<'a> {
+    let hit = |name, takes, negated| Long {
+        name,
+        takes,
+        known: true,
+        negated,
+    };
     if listed(spec.long_values, name) {
-        return (name, true, true);
+        return hit(name, true, false);
     }
     let numeric = spec.numeric && !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit());
-    let help = spec.closed && matches!(name, "help" | "version");
+    let help = (spec.closed || spec.complete) && matches!(name, "help" | "version");
     if listed(spec.long_flags, name) || numeric || help {
-        return (name, false, true);
+        return hit(name, false, false);
     }
+    let flags = || spec.long_flags.split_whitespace();
+    if spec.negatable {
+        if let Some(f) = name
+            .strip_prefix("no-")
+            .and_then(|n| flags().find(|f| *f == n))
+        {
+            return hit(f, false, true);
+        }
+        if let Some(f) = flags().find(|f| f.strip_prefix("no-") == Some(name)) {
+            return hit(f, false, true);
+        }
+    }
+    let miss = Long {
+        name,
+        takes: false,
+        known: false,
+        negated: false,
+    };
     if name.is_empty() {
-        return (name, false, false);
+        return miss;
     }
-    let values = spec.long_values.split_whitespace().map(|n| (n, true));
-    let flags = spec.long_flags.split_whitespace().map(|n| (n, false));
-    let mut hits = values.chain(flags).filter(|(n, _)| n.starts_with(name));
-    match (hits.next(), hits.next()) {
-        (Some((n, takes)), None) => (n, takes, true),
-        _ => (name, false, false),
+    // Every spelling an abbreviation may stand for: (written form, canonical, takes,
+    // negated).
+    let values = spec
+        .long_values
+        .split_whitespace()
+        .map(|n| (n.to_string(), n, true, false));
+    let plain = flags().map(|n| (n.to_string(), n, false, false));
+    let negations = flags()
+        .filter(|_| spec.negatable)
+        .map(|n| match n.strip_prefix("no-") {
+            Some(pos) => (pos.to_string(), n, false, true),
+            None => (format!("no-{n}"), n, false, true),
+        });
+    let mut hits = values
+        .chain(plain)
+        .chain(negations)
+        .filter(|(written, ..)| written.starts_with(name));
+    let first = hits.next();
+    // The same option listed twice (`verify` and `no-verify`) is one hit.
+    let other = hits.find(|h| Some(&h.0) != first.as_ref().map(|f| &f.0));
+    match (first, other) {
+        (Some((_, n, takes, negated)), None) => hit(n, takes, negated),
+        _ => miss,
     }
 }
 
@@ -209,25 +322,35 @@ pub(crate) fn parse_words<'a>(args: &'a [String], dynamic: &[bool], spec: &Spec)
                 Some((n, v)) => (n, Some(v)),
                 None => (long, None),
             };
-            let (name, takes, known) = resolve_long(name, spec);
+            let l = resolve_long(name, spec);
             // An unlisted `--opt=value` is one argument: it cannot hide where a
             // wrapped command starts.
-            if spec.closed && !known && inline.is_none() {
+            if spec.closed && !l.known && inline.is_none() {
                 p.unknown = Some(a.clone());
+            }
+            if spec.complete && !l.known {
+                p.unlisted.push(a.clone());
             }
             let value = match inline {
                 Some(v) => Some(v),
-                None if takes => take(&mut i),
+                None if l.takes => take(&mut i),
                 None => None,
             };
             p.opts.push(Opt {
                 short: None,
-                long: Some(name),
+                long: Some(l.name),
+                negated: l.negated,
                 value,
             });
             continue;
         }
         if spec.numeric && body.bytes().all(|b| b.is_ascii_digit()) {
+            p.opts.push(Opt {
+                short: Some('#'),
+                long: None,
+                negated: false,
+                value: Some(body),
+            });
             continue;
         }
         for (k, ch) in body.char_indices() {
@@ -246,11 +369,15 @@ pub(crate) fn parse_words<'a>(args: &'a [String], dynamic: &[bool], spec: &Spec)
                     p.unknown = Some(format!("-{ch}"));
                     break;
                 }
+                if spec.complete && !spec.flags.contains(ch) {
+                    p.unlisted.push(format!("-{ch}"));
+                }
                 (None, false)
             };
             p.opts.push(Opt {
                 short: Some(ch),
                 long: None,
+                negated: false,
                 value,
             });
             if last {

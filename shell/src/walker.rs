@@ -45,7 +45,9 @@
 //! * Aliases, functions called later, `source`/`.` files and scripts run by
 //!   path are not followed (they are reported as commands, not expanded).
 //! * Tilde (`~`) is kept literally and does NOT make a word dynamic.
-//! * Prefix assignments (`LD_PRELOAD=x cmd`) are not reported in `argv`.
+//! * Prefix assignments (`LD_PRELOAD=x cmd`) are not reported in `argv` but in
+//!   [`SimpleCommand::env`], with those of `env`/`sudo` wrappers and earlier
+//!   `export`s.
 //! * Bash evaluates array subscripts and arithmetic operands held in
 //!   variables (`(( x ))` with `x='a[$(cmd)]'`): such indirect execution is
 //!   invisible; the arithmetic itself is not reported as a command.
@@ -53,9 +55,10 @@
 //!   same line, and a here-document without its closing delimiter are
 //!   rejected rather than guessed; so are strings handed to `eval`/`sh -c`
 //!   that bash itself would only reject when running them.
-//! * Other programs that run commands (`ssh`, `su -c`, `watch`, `flock`,
-//!   `chroot`, `unshare`, `nsenter`, `script -c`, interpreters' `-c`/`-e`,
-//!   `git -c`, …) are reported as themselves only.
+//! * Interpreters' code strings (`python3 -c`, `perl -e`) are not shell: the file
+//!   model reports them as code (`FileEffects::code`), not as commands. Programs
+//!   that run a command the wrapper table does not know are reported as themselves
+//!   only, and the file model marks them opaque.
 //! * Worst-case stack use at the maximum depth is about 400 KiB in debug
 //!   builds (much less in release), so any thread with the usual 2 MiB stack
 //!   is fine.

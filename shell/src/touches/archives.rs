@@ -39,6 +39,46 @@ pub(super) fn tar(args: &[String], out: &mut Out) {
         _ => args,
     };
     let p = parse(args, &TAR);
+    out.options(p.normalised(&[
+        ('c', "create"),
+        ('x', "extract"),
+        ('t', "list"),
+        ('f', "file"),
+        ('C', "directory"),
+        ('z', "gzip"),
+        ('j', "bzip2"),
+        ('J', "xz"),
+        ('v', "verbose"),
+        ('T', "files-from"),
+        ('X', "exclude-from"),
+        ('O', "to-stdout"),
+        ('P', "absolute-names"),
+        ('I', "use-compress-program"),
+    ]));
+    out.operands(p.operands());
+    out.reads(
+        p.values('T', "files-from")
+            .chain(p.values('X', "exclude-from")),
+    );
+    for f in p.values('f', "file") {
+        if let Some(host) = super::network::remote_host(f) {
+            out.net(host);
+        }
+    }
+    if p.values('F', "info-script")
+        .chain(p.values('\0', "new-volume-script"))
+        .next()
+        .is_some()
+    {
+        out.opaque("'tar --info-script' runs a script");
+    }
+    if p.values('\0', "rsh-command")
+        .chain(p.values('\0', "rmt-command"))
+        .next()
+        .is_some()
+    {
+        out.opaque("'tar --rsh-command' runs a program");
+    }
     let create = [
         ('c', "create"),
         ('r', "append"),
@@ -49,6 +89,8 @@ pub(super) fn tar(args: &[String], out: &mut Out) {
         || p.has_long("concatenate")
         || p.has_long("delete");
     if changes_archive {
+        // The members: directories are read whole.
+        out.reads(p.operands());
         out.writes(p.values('f', "file"));
         out.writes(p.values('g', "listed-incremental"));
         if p.has_long("remove-files") {
@@ -57,6 +99,9 @@ pub(super) fn tar(args: &[String], out: &mut Out) {
     }
     out.writes(p.values('\0', "index-file"));
     out.writes(p.values('\0', "volno-file"));
+    if !changes_archive {
+        out.reads(p.values('f', "file"));
+    }
     if !(p.has('x', "extract") || p.has_long("get")) || p.has('O', "to-stdout") {
         return;
     }
@@ -92,7 +137,16 @@ pub(super) fn cpio(args: &[String], out: &mut Out) {
         "create extract list pass-through to-stdout",
     );
     let p = parse(args, &spec);
+    out.options(p.normalised(&[]));
     p.values('D', "directory").for_each(|d| out.chdir(d));
+    out.reads(p.values('E', "pattern-file"));
+    if p.values('\0', "to-command")
+        .chain(p.values('\0', "rsh-command"))
+        .next()
+        .is_some()
+    {
+        out.opaque("'cpio --to-command' runs a program");
+    }
     if p.has('o', "create") {
         out.writes(p.values('F', "file"));
         out.writes(p.values('O', ""));
@@ -103,9 +157,40 @@ pub(super) fn cpio(args: &[String], out: &mut Out) {
     }
 }
 
+/// `zip [OPTS] ARCHIVE FILE…`: the archive is written, the files read (and deleted
+/// with `-m`); `-TT CMD` runs a command to test the archive.
+pub(super) fn zip(args: &[String], out: &mut Out) {
+    let p = parse(
+        args,
+        &options("bnPtxiIZsOTTU", "unzip-command out temp-path", "move"),
+    );
+    out.options(p.normalised(&[]));
+    out.operands(p.operands());
+    if args
+        .iter()
+        .any(|a| a == "-TT" || a.starts_with("--unzip-command"))
+    {
+        out.opaque("'zip -TT' runs a command");
+    }
+    let mut ops = p.operands();
+    let archive = p.values('O', "out").last().or_else(|| ops.next());
+    let files: Vec<&str> = ops.collect();
+    if p.values('O', "out").next().is_some() {
+        out.reads(p.operands.first().copied());
+    }
+    out.reads(files.iter().copied());
+    out.writes(archive);
+    if p.has('m', "move") {
+        out.deletes(files);
+    }
+}
+
 /// `unzip`: extracting writes files named in the archive.
 pub(super) fn unzip(args: &[String], out: &mut Out) {
-    let p = parse(args, &options("dP", "", ""));
+    let p = parse(args, &options("dPx", "", ""));
+    out.options(p.normalised(&[]));
+    out.operands(p.operands());
+    out.reads(p.operands().take(1));
     // List, test and print modes write nothing.
     if !"clptvzZ".chars().any(|c| p.has_short(c)) {
         // The member names come from the archive: unknown, wherever they land.

@@ -1,90 +1,71 @@
-//! Programs that edit files in place when asked to: `sed -i`, `perl -i`, `ruby -i`,
-//! `gawk -i inplace`, and `patch`.
+//! Programs that edit files when asked to: `sed` (in place, or by its script's `w`),
+//! `awk` (gawk's `-i inplace`, `print > "f"`), and `patch`.
 
 use super::effects::Out;
+use super::scripts;
 use crate::names::is_assignment;
-use crate::options::{options, parse, Spec};
+use crate::options::{model, options, parse, Spec};
 
-/// `sed -i`: the files after the script (the first operand unless `-e`/`-f` gave it).
+const SED: Spec = Spec {
+    attached: "i",
+    ..model(
+        "nrEsuzb",
+        "efl",
+        "quiet silent debug follow-symlinks in-place null-data zero-terminated posix \
+            regexp-extended separate sandbox unbuffered binary",
+        "expression file line-length",
+    )
+};
+
+/// sed: the script is the `-e` values and `-f` files, or else the first operand; the
+/// other operands are read, and written too with `-i`. The script's own `w`, `r` and
+/// `e` commands are read from it.
 pub(super) fn sed(args: &[String], out: &mut Out) {
-    let spec = Spec {
-        attached: "i",
-        ..options(
-            "efl",
-            "expression file line-length",
-            "in-place follow-symlinks",
-        )
+    let p = parse(args, &SED);
+    out.parsed(&p, &[]);
+    out.operands(p.operands());
+    let scripts: Vec<&str> = p.values('f', "file").collect();
+    scripts.iter().for_each(|f| out.runs_file(f));
+    let exprs: Vec<&str> = p.values('e', "expression").collect();
+    let given = !exprs.is_empty() || !scripts.is_empty();
+    let script = if given {
+        exprs.join("\n")
+    } else {
+        p.operands.first().map_or(String::new(), |s| s.to_string())
     };
-    let p = parse(args, &spec);
+    if !p.has_long("sandbox") {
+        scripts::sed(&script).report("sed", &script, out);
+    }
+    // `-f FILE`: what the script does is in the file.
+    if scripts.iter().any(|f| *f != "-") {
+        out.unknown();
+    }
+    let files: Vec<&str> = p.operands().skip(usize::from(!given)).collect();
+    out.reads(files.iter().copied());
     if p.has('i', "in-place") {
-        let skip = usize::from(!p.has('e', "expression") && !p.has('f', "file"));
-        out.writes(p.operands().skip(skip));
+        out.writes(files);
     }
 }
 
-/// perl and ruby: switches end at the first operand; `-i[EXT]` edits the files named in
-/// the arguments in place. With `-e CODE` every operand is an argument, otherwise the
-/// first is the script. `values` take the rest of the argument or the next one,
-/// `attached` only the rest; `code` are the switches that give the program.
-pub(super) fn interpreter(
-    args: &[String],
-    values: &str,
-    attached: &str,
-    code: &str,
-    out: &mut Out,
-) {
-    let (mut inplace, mut has_code, mut i) = (false, false, 0);
-    while let Some(a) = args.get(i) {
-        if a == "--" {
-            i += 1;
-            break;
-        }
-        let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty()) else {
-            break;
-        };
-        i += 1;
-        if cluster.starts_with('-') {
-            continue; // ruby's --long options take no separate value
-        }
-        let mut chars = cluster.char_indices().peekable();
-        while let Some((k, ch)) = chars.next() {
-            let rest = cluster.get(k + ch.len_utf8()..).unwrap_or_default();
-            has_code |= code.contains(ch);
-            if ch == 'i' {
-                inplace = true; // the rest is the backup extension
-                break;
-            }
-            if values.contains(ch) {
-                i += usize::from(rest.is_empty());
-                break;
-            }
-            if attached.contains(ch) {
-                break;
-            }
-            if matches!(ch, '0' | 'l') {
-                // `-0777`, `-l0`: octal digits belong to the switch (`-0777pi` is -0777 -p -i).
-                while chars.next_if(|(_, c)| c.is_digit(8)).is_some() {}
-            }
-        }
-    }
-    if inplace {
-        let skip = i + usize::from(!has_code);
-        out.writes(args.iter().skip(skip).map(String::as_str));
-    }
-}
-
-/// gawk: `-i inplace` edits the input files; `-o`/`-p`/`-d` write attached file names.
+/// awk: the program is the first operand unless `-f FILE` or `-e`/`--source` gave
+/// it; the other operands are files read (or `VAR=value` assignments). gawk's `-i
+/// inplace` edits the input files; `-o`/`-p`/`-d` write attached file names.
 pub(super) fn awk(args: &[String], out: &mut Out) {
     let spec = Spec {
         attached: "dDLop",
         posix: true,
-        ..options(
+        ..model(
+            "bcCghMNnOPrsStVyz",
             "EeFfilvWZ",
+            "characters-as-bytes traditional copyright gen-pot help lint-old bignum \
+                use-lc-numeric non-decimal-data optimize posix re-interval no-optimize \
+                sandbox trace version csv debug dump-variables lint pretty-print profile",
             "exec field-separator file include load source assign",
-            "debug dump-variables lint pretty-print profile",
         )
     };
     let p = parse(args, &spec);
+    out.parsed(&p, &[]);
+    out.operands(p.operands());
     for (s, l) in [
         ('o', "pretty-print"),
         ('p', "profile"),
@@ -92,12 +73,40 @@ pub(super) fn awk(args: &[String], out: &mut Out) {
     ] {
         out.writes(p.values(s, l));
     }
+    let files: Vec<&str> = p.values('f', "file").chain(p.values('E', "exec")).collect();
+    files.iter().for_each(|f| out.runs_file(f));
+    let sources: Vec<&str> = p.values('e', "source").collect();
+    let given = !files.is_empty() || !sources.is_empty();
+    let mut programs = sources;
+    if !given {
+        programs.extend(p.operands.first());
+    }
+    for prog in programs {
+        out.code(prog);
+        let found = scripts::awk(prog);
+        let runs = found.runs;
+        scripts::Found {
+            runs: false,
+            ..found
+        }
+        .report("awk", prog, out);
+        if runs {
+            out.opaque("the awk program runs commands");
+        }
+    }
+    if files.iter().any(|f| *f != "-") {
+        out.unknown(); // what the program file does is not read
+    }
+    let inputs: Vec<&str> = p
+        .operands()
+        .skip(usize::from(!given))
+        .filter(|a| !is_assignment(a))
+        .collect();
+    out.reads(inputs.iter().copied());
     if p.values('i', "include")
         .any(|v| v == "inplace" || v == "inplace.awk")
     {
-        let program = [('e', "source"), ('E', "exec"), ('f', "file")];
-        let skip = usize::from(!program.iter().any(|(s, l)| p.has(*s, l)));
-        out.writes(p.operands().skip(skip).filter(|a| !is_assignment(a)));
+        out.writes(inputs);
     }
 }
 
@@ -111,10 +120,16 @@ pub(super) fn patch(args: &[String], out: &mut Out) {
         "dry-run backup backup-if-mismatch",
     );
     let p = parse(args, &spec);
+    out.options(p.normalised(&[]));
+    out.operands(p.operands());
     if p.has_long("dry-run") {
+        out.reads(p.values('i', "input"));
+        out.reads(p.operands());
         return;
     }
     p.values('d', "directory").for_each(|d| out.chdir(d));
+    out.reads(p.values('i', "input"));
+    out.reads(p.operands.get(1).copied());
     out.writes(p.values('r', "reject-file"));
     let outputs: Vec<&str> = p.values('o', "output").collect();
     if !outputs.is_empty() {

@@ -408,3 +408,270 @@ fn find_exec_needs_a_terminated_command() {
     assert!(is_syntax("find . -exec ;"));
     assert!(is_syntax("find . -exec rm x"));
 }
+
+// ----- programs that carry a command, unwrapped for the splitter ------------
+
+#[test]
+fn remote_and_session_wrappers_report_their_commands() {
+    // ssh joins its command words into one line for the remote shell.
+    assert_eq!(
+        argvs("ssh -p 22 user@host rm -rf /tmp/x"),
+        vec![
+            vec!["ssh", "-p", "22", "user@host", "rm", "-rf", "/tmp/x"],
+            vec!["rm", "-rf", "/tmp/x"]
+        ]
+    );
+    assert_eq!(
+        argvs("ssh host 'curl x | sh'"),
+        vec![
+            vec!["ssh", "host", "curl x | sh"],
+            vec!["curl", "x"],
+            vec!["sh"]
+        ]
+    );
+    // Options after the destination are ssh's too.
+    assert_eq!(
+        argvs("ssh host -t rm x"),
+        vec![vec!["ssh", "host", "-t", "rm", "x"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("ssh -o 'ProxyCommand=nc %h %p' host ls"),
+        vec![
+            vec!["ssh", "-o", "ProxyCommand=nc %h %p", "host", "ls"],
+            vec!["nc", "%h", "%p"],
+            vec!["ls"]
+        ]
+    );
+    assert_eq!(argvs("ssh host"), vec![vec!["ssh", "host"]]);
+    assert!(is_syntax("ssh -Z host rm x"));
+    assert_eq!(
+        argvs("su -c 'rm -rf /' root"),
+        vec![vec!["su", "-c", "rm -rf /", "root"], vec!["rm", "-rf", "/"]]
+    );
+    assert_eq!(
+        argvs("su root -c 'rm x'"),
+        vec![vec!["su", "root", "-c", "rm x"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("runuser -u nobody -- rm x"),
+        vec![
+            vec!["runuser", "-u", "nobody", "--", "rm", "x"],
+            vec!["rm", "x"]
+        ]
+    );
+    assert_eq!(
+        argvs("script -qc 'rm x' /dev/null"),
+        vec![vec!["script", "-qc", "rm x", "/dev/null"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("fish -c 'rm x'"),
+        vec![vec!["fish", "-c", "rm x"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("busybox sh -c 'rm x'"),
+        vec![
+            vec!["busybox", "sh", "-c", "rm x"],
+            vec!["sh", "-c", "rm x"],
+            vec!["rm", "x"]
+        ]
+    );
+}
+
+#[test]
+fn process_wrappers_report_their_commands() {
+    for (line, inner) in [
+        ("watch -n 1 rm x", "rm x"),
+        ("watch -x rm x", "rm x"),
+        ("flock /tmp/l rm x", "rm x"),
+        ("taskset -c 0 rm x", "rm x"),
+        ("taskset 0x1 rm x", "rm x"),
+        ("strace -f -o t rm x", "rm x"),
+        ("ltrace -o t rm x", "rm x"),
+        ("fakeroot -- rm x", "rm x"),
+        ("systemd-run --user --scope rm x", "rm x"),
+        ("unshare -rm rm x", "rm x"),
+        ("nsenter -t 1 -m rm x", "rm x"),
+        ("chroot /mnt rm x", "rm x"),
+        ("unbuffer rm x", "rm x"),
+        ("caffeinate -i rm x", "rm x"),
+        ("firejail --net=none rm x", "rm x"),
+        ("setsid -w rm x", "rm x"),
+    ] {
+        let got = argvs(line);
+        assert_eq!(got.last(), Some(&words(inner)), "{line}: {got:?}");
+        assert_eq!(got.len(), 2, "{line}: {got:?}");
+    }
+    assert_eq!(
+        argvs("flock -n /tmp/l -c 'rm x'"),
+        vec![vec!["flock", "-n", "/tmp/l", "-c", "rm x"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("taskset -p 1 123"),
+        vec![vec!["taskset", "-p", "1", "123"]]
+    );
+    assert_eq!(argvs("flock 9"), vec![vec!["flock", "9"]]);
+}
+
+#[test]
+fn parallel_runs_its_command_per_argument() {
+    assert_eq!(
+        ok("parallel rm ::: a b"),
+        vec![
+            c(&["parallel", "rm", ":::", "a", "b"]),
+            c(&["rm"]).dynamic()
+        ]
+    );
+    assert_eq!(
+        argvs("parallel 'rm {} && echo ok' ::: a"),
+        vec![
+            vec!["parallel", "rm {} && echo ok", ":::", "a"],
+            vec!["rm", "{}"],
+            vec!["echo", "ok"]
+        ]
+    );
+    assert!(is_syntax("parallel --frobnicate rm ::: a"));
+}
+
+#[test]
+fn option_values_run_by_a_shell_are_reported() {
+    assert_eq!(
+        argvs("git -c alias.x='!rm -rf ~' x"),
+        vec![
+            vec!["git", "-c", "alias.x=!rm -rf ~", "x"],
+            vec!["rm", "-rf", "~"]
+        ]
+    );
+    // An alias that is not run, or not a shell alias, runs nothing.
+    assert_eq!(argvs("git -c alias.x='!rm' status").len(), 1);
+    assert_eq!(argvs("git -c alias.x=log x").len(), 1);
+    assert_eq!(
+        argvs("tar -I 'zstd -19' -cf a.tar.zst d"),
+        vec![
+            vec!["tar", "-I", "zstd -19", "-cf", "a.tar.zst", "d"],
+            vec!["zstd", "-19"]
+        ]
+    );
+    assert_eq!(
+        argvs("tar --to-command='sh -c x' -xf a.tar"),
+        vec![
+            vec!["tar", "--to-command=sh -c x", "-xf", "a.tar"],
+            vec!["sh", "-c", "x"],
+            vec!["x"]
+        ]
+    );
+    assert_eq!(
+        argvs("tar --checkpoint-action=exec='rm x' -cf a d"),
+        vec![
+            vec!["tar", "--checkpoint-action=exec=rm x", "-cf", "a", "d"],
+            vec!["rm", "x"]
+        ]
+    );
+    assert_eq!(
+        argvs("rsync -avze 'ssh -p 2' a host:b"),
+        vec![
+            vec!["rsync", "-avze", "ssh -p 2", "a", "host:b"],
+            vec!["ssh", "-p", "2"]
+        ]
+    );
+    assert_eq!(
+        argvs("rsync --rsh='ssh -i k' a host:b"),
+        vec![
+            vec!["rsync", "--rsh=ssh -i k", "a", "host:b"],
+            vec!["ssh", "-i", "k"]
+        ]
+    );
+    // `-f` takes a filter: its `e` is not `-e`.
+    assert_eq!(argvs("rsync -f'- .e' a b").len(), 1);
+}
+
+#[test]
+fn wrappers_report_their_own_options_normalised() {
+    let argv = words("sudo -u root -E rm x");
+    let w = unwrap(&argv, &[]).unwrap().unwrap();
+    assert_eq!(w.options, ["-u=root", "-E"]);
+    let argv = words("timeout --kill 3 10 rm x");
+    let w = unwrap(&argv, &[]).unwrap().unwrap();
+    assert_eq!(w.options, ["--kill-after=3"]);
+    let argv = words("ssh -p 22 host ls");
+    let w = unwrap(&argv, &[]).unwrap().unwrap();
+    assert_eq!(
+        (w.options, w.network),
+        (vec!["-p=22".to_string()], vec!["host"])
+    );
+}
+
+#[test]
+fn commands_git_runs_are_reported() {
+    assert_eq!(
+        argvs("git rebase --exec 'rm x' main"),
+        vec![
+            vec!["git", "rebase", "--exec", "rm x", "main"],
+            vec!["rm", "x"]
+        ]
+    );
+    assert_eq!(
+        argvs("git rebase -x 'rm x' main"),
+        vec![vec!["git", "rebase", "-x", "rm x", "main"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("git filter-branch --tree-filter 'rm -f secret' HEAD"),
+        vec![
+            vec![
+                "git",
+                "filter-branch",
+                "--tree-filter",
+                "rm -f secret",
+                "HEAD"
+            ],
+            vec!["rm", "-f", "secret"]
+        ]
+    );
+    assert_eq!(
+        argvs("git bisect run rm x"),
+        vec![vec!["git", "bisect", "run", "rm", "x"], vec!["rm", "x"]]
+    );
+    assert_eq!(
+        argvs("git submodule foreach --recursive 'rm x'"),
+        vec![
+            vec!["git", "submodule", "foreach", "--recursive", "rm x"],
+            vec!["rm", "x"]
+        ]
+    );
+}
+
+#[test]
+fn clustered_flags_of_new_wrappers() {
+    assert_eq!(argvs("unshare -Ur rm x").last(), Some(&words("rm x")));
+    assert_eq!(argvs("parallel -kj4 rm ::: a").len(), 2);
+    assert_eq!(argvs("ssh -tt -vvv host rm x").last(), Some(&words("rm x")));
+    assert_eq!(argvs("su - root -c 'rm x'").last(), Some(&words("rm x")));
+    assert_eq!(
+        argvs("strace -ff -s 200 -e trace=file rm x").last(),
+        Some(&words("rm x"))
+    );
+}
+
+#[test]
+fn project_runners_report_their_commands() {
+    for line in [
+        "uv run --with pandas rm x",
+        "uv run -p 3.12 rm x",
+        "poetry run rm x",
+        "pipenv run rm x",
+        "pdm run rm x",
+        "bundle exec rm x",
+        "conda run -n env rm x",
+    ] {
+        let got = argvs(line);
+        assert_eq!(got.last(), Some(&words("rm x")), "{line}: {got:?}");
+    }
+    assert_eq!(
+        argvs("uv run python -c 'import os'"),
+        vec![
+            vec!["uv", "run", "python", "-c", "import os"],
+            vec!["python", "-c", "import os"]
+        ]
+    );
+    assert_eq!(argvs("uv pip install x").len(), 1);
+    assert!(is_syntax("uv run --frobnicate rm x"));
+}
