@@ -228,6 +228,10 @@ fn decide_commands(
                 continue;
             }
             match resolve(written) {
+                // The project directory itself (`git add .`, `grep -r x .`, `docker build
+                // .`) is no file: what a command does to the whole tree is the exec rules'
+                // business (`rm -rf .` is `std-exec-rm-root`).
+                Place::Known(place) if place == "." => {}
                 Place::Known(place) => {
                     if base.reaches_host(&place) {
                         targets.push(Target { op, place, guess });

@@ -293,8 +293,12 @@ pub(crate) fn anchored(pattern: &str) -> Vec<String> {
     let mut out = Vec::new();
     for g in head_globs(pattern) {
         for e in expand_braces(g) {
-            let a = if e.starts_with("**/") {
+            // Claude Code's own anchors: `~/` is the home directory, `//` an absolute
+            // path, `/` the project root.
+            let a = if e.starts_with("**/") || e.starts_with("~/") {
                 e
+            } else if e.starts_with('/') {
+                format!("/{e}")
             } else {
                 format!("/{e}")
             };

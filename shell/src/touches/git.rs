@@ -1137,9 +1137,15 @@ fn config(subsub: Option<&str>, p: &crate::options::Parsed<'_>, ops: &[&str], ou
             "~/.gitconfig"
         } else if p.has_long("system") {
             "/etc/gitconfig"
-        } else {
+        } else if p.has('e', "edit") {
             ".git/config"
+        } else {
+            // `git config KEY VALUE` in the repository: the policy judges the key (the
+            // stdlib denies keys that run programs); reporting a write of `.git/config`
+            // would make every `git config user.email …` a governance deny.
+            ""
         });
+        files.retain(|f| !f.is_empty());
     }
     if reads {
         out.reads(files);
