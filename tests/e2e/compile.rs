@@ -400,14 +400,23 @@ fn every_native_deny_is_also_a_hook_deny() {
             .strip_prefix("Edit(")
             .and_then(|s| s.strip_suffix(')'))
         {
-            let rel = pat
-                .trim_start_matches('/')
-                .replace("**/", "a/")
-                .replace("/**", "/x")
-                .replace('*', "x");
+            let sample = |p: &str| {
+                p.replace("**/", "a/")
+                    .replace("/**", "/x")
+                    .replace('*', "x")
+            };
+            // Claude's anchors: `//` is an absolute path, `~/` the home directory, `/`
+            // the project root.
+            let file = if let Some(abs) = pat.strip_prefix("//") {
+                format!("/{}", sample(abs))
+            } else if pat.starts_with("~/") {
+                sample(pat)
+            } else {
+                format!("{root}/{}", sample(pat.trim_start_matches('/')))
+            };
             (
                 "Write",
-                serde_json::json!({"file_path": format!("{root}/{rel}"), "content": "x"}),
+                serde_json::json!({"file_path": file, "content": "x"}),
             )
         } else {
             continue;

@@ -166,12 +166,7 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ),
     ("claude", "bash-rm-home", "deny", "std-exec-rm-root"),
     // No rule covers it, and in bypassPermissions mode silence would run it.
-    (
-        "claude",
-        "bash-terraform-destroy-bypass",
-        "ask",
-        "terraform destroy",
-    ),
+    ("claude", "bash-uncovered-bypass", "ask", "make deploy-prod"),
     // A lifecycle script added through Edit.
     (
         "claude",
@@ -183,7 +178,13 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ("claude", "glob-no-path", "pass", ""),
     // Grep is judged by its glob too: `*.pem` anywhere below the project.
     ("claude", "grep-glob-pem", "ask", "std-secret-read"),
-    ("claude", "grep-with-path", "deny", "path.outside-project"),
+    // Credential stores outside the project are the stdlib's outside-anchored denies.
+    (
+        "claude",
+        "grep-with-path",
+        "deny",
+        "std-credential-file-read",
+    ),
     ("claude", "mcp-github-create-issue", "pass", ""),
     // Monitor runs its command under Bash's rules.
     ("claude", "monitor-rm-home", "deny", "std-exec-rm-root"),
@@ -194,7 +195,7 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ("claude", "posttooluse-bash", "pass", ""),
     // PowerShell is not analysed: asked, never passed through silently.
     ("claude", "powershell-remove-item", "ask", "exec.powershell"),
-    ("claude", "read-ssh-key", "deny", "path.outside-project"),
+    ("claude", "read-ssh-key", "deny", "std-credential-file-read"),
     ("claude", "task-subagent", "pass", ""),
     ("claude", "webfetch-docs", "pass", ""),
     ("claude", "websearch", "pass", ""),
@@ -204,7 +205,12 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
         "deny",
         "std-self-protection",
     ),
-    ("claude", "write-outside-project", "deny", "path.traversal"),
+    (
+        "claude",
+        "write-outside-project",
+        "deny",
+        "path.outside-project",
+    ),
     // Cursor
     ("cursor", "after-file-edit", "pass", ""),
     ("cursor", "before-mcp-github", "pass", ""),
@@ -212,7 +218,7 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
         "cursor",
         "before-read-ssh-key",
         "deny",
-        "path.outside-project",
+        "std-credential-file-read",
     ),
     (
         "cursor",
@@ -276,7 +282,12 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ("copilot", "str-replace-editor-str-replace", "pass", ""),
     ("copilot", "str-replace-editor-view", "pass", ""),
     ("copilot", "task-no-action", "pass", ""),
-    ("copilot", "view-ssh-key", "deny", "path.outside-project"),
+    (
+        "copilot",
+        "view-ssh-key",
+        "deny",
+        "std-credential-file-read",
+    ),
     ("copilot", "web-fetch", "pass", ""),
     // OpenAI Codex: Claude's envelope, no ask.
     (
@@ -294,12 +305,7 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ),
     ("codex", "bash-git-push-force", "deny", "would ask"),
     // Codex cannot ask: what no rule covers in bypassPermissions mode is denied.
-    (
-        "codex",
-        "bash-terraform-destroy-bypass",
-        "deny",
-        "terraform destroy",
-    ),
+    ("codex", "bash-uncovered-bypass", "deny", "make deploy-prod"),
 ];
 
 #[test]
@@ -465,7 +471,7 @@ fn ordinary_work_is_never_blocked() {
         ),
         (
             "Write",
-            serde_json::json!({"file_path": format!("{root}/.github/workflows/ci.yml"), "content": "on: push\n"}),
+            serde_json::json!({"file_path": format!("{root}/docs/guide.md"), "content": "# Guide\n"}),
         ),
     ] {
         let h = p.hook("claude", &claude_tool(tool, input.clone()), &[]);
