@@ -383,8 +383,18 @@ impl World {
             .map_or_else(|| abs.to_owned(), str::to_owned)
     }
 
+    /// The current text of a scenario file, for payloads that carry it (Cursor's
+    /// beforeReadFile, Codex's patches). Only the corpus's own project and home are read:
+    /// `/proc/self/environ` or a file in /tmp is the test machine's, not the scenario's.
     fn existing(&self, abs: &str) -> Option<String> {
-        std::fs::read_to_string(abs).ok()
+        let ours = [&self.root, &self.home]
+            .iter()
+            .any(|base| abs.starts_with(&format!("{base}/")));
+        if ours {
+            std::fs::read_to_string(abs).ok()
+        } else {
+            None
+        }
     }
 
     fn run(&self, agent: &str, payload: &str) -> (i32, String, String) {
