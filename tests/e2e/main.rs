@@ -9,6 +9,7 @@
 mod boundary_run;
 mod boundary_wiring;
 mod compile;
+mod exec_corpus;
 mod githook;
 mod hooks;
 mod mcp;
