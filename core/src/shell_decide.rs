@@ -201,6 +201,7 @@ fn decide_commands(
             .writes
             .iter()
             .map(|t| (PathOp::Write, t.as_str(), false))
+            .chain(cmd.reads.iter().map(|t| (PathOp::Read, t.as_str(), false)))
             .chain(
                 fx.effects
                     .iter()

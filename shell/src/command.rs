@@ -38,4 +38,6 @@ pub struct SimpleCommand {
     /// its standard input, and that script was parsed: its commands follow this one, so
     /// what the shell runs is not hidden.
     pub stdin_script: bool,
+    /// Files opened for reading by redirections (`< f`, `0< f`), after quote removal.
+    pub reads: Vec<String>,
 }

@@ -19,6 +19,7 @@ pub(crate) fn c(argv: &[&str]) -> SimpleCommand {
         env: Vec::new(),
         cwd: Some(String::new()),
         stdin_script: false,
+        reads: Vec::new(),
     }
 }
 

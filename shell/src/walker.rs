@@ -483,6 +483,12 @@ impl Walker {
                 env,
                 cwd: self.cwd.clone(),
                 stdin_script: false,
+                reads: s
+                    .redirs
+                    .iter()
+                    .filter(|r| r.kind == RedirKind::Read && !is_procsub_target(&r.target))
+                    .map(|r| r.target.text.clone())
+                    .collect(),
             };
             let ctx = EmitCtx {
                 forced: false,
@@ -611,6 +617,7 @@ impl Walker {
                 env,
                 cwd: cmd.cwd.clone(),
                 stdin_script: false,
+                reads: cmd.reads.clone(),
             };
             let inner_ctx = EmitCtx { forced, ..ctx };
             self.emit(inner_cmd, &d, inner_ctx, depth + 1)?;

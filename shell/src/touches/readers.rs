@@ -645,7 +645,23 @@ pub(super) fn rg(name: &str, args: &[String], out: &mut Out) {
     out.reads(p.values('p', "path-to-ignore"));
     let given = p.has('e', "regexp") || p.has('f', "file") || p.has_long("files");
     let given = given || p.has_long("type-list");
-    out.reads(p.operands().skip(usize::from(!given)));
+    let paths: Vec<&str> = p.operands().skip(usize::from(!given)).collect();
+    // `-g GLOB` narrows the search to the files the glob names, below each path: those
+    // are read (a `!GLOB` only excludes).
+    let globs: Vec<&str> = p
+        .values('g', "glob")
+        .chain(p.values('\0', "iglob"))
+        .filter(|g| !g.starts_with('!'))
+        .collect();
+    for g in &globs {
+        if paths.is_empty() || g.starts_with('/') {
+            out.read(g);
+        }
+        for d in &paths {
+            out.read(&format!("{}/{g}", d.trim_end_matches('/')));
+        }
+    }
+    out.reads(paths);
 }
 
 /// jq: the filter is the first operand unless `-f`/`--from-file`; `--arg N V`,
