@@ -156,46 +156,6 @@ impl PathGlobs {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn glob_samples_name_what_the_glob_could_match() {
-        assert_eq!(super::samples("secrets/*"), ["secrets/x", "secrets/x"][..1]);
-        assert_eq!(super::samples(".env*"), [".env", ".envx"]);
-        assert_eq!(
-            super::samples(".git*/hooks/*"),
-            [".git/hooks/x", ".gitx/hooks/x"]
-        );
-        assert_eq!(super::samples("key.[pP]em"), ["key.pem"]);
-    }
-
-    use super::*;
-
-    fn m(p: &str, s: &str) -> bool {
-        path_glob(p)
-            .map(|g| g.compile_matcher().is_match(s))
-            .unwrap_or(false)
-    }
-
-    #[test]
-    fn star_stays_in_its_segment() {
-        assert!(m("src/*.rs", "src/lib.rs"));
-        assert!(!m("src/*.rs", "src/a/lib.rs"));
-        assert!(m("src/**", "src/a/b/lib.rs"));
-        assert!(m("**/.env", ".env"));
-        assert!(m("**/.env", "a/b/.env"));
-        assert!(!m("*.pem", "keys/a.pem"));
-        assert!(!m("Cargo.lock", "cargo.lock"));
-        assert!(!m("secrets/**", "secrets-old/x"));
-    }
-
-    #[test]
-    fn words_match_across_slashes() {
-        let g = word_glob("*.py").map(|g| g.is_match("scripts/x.py"));
-        assert_eq!(g, Ok(true));
-    }
-}
-
 /// Names a glob word could expand to, for deciding it like a path: each `*` once as
 /// nothing and once as a letter, `?` and a bracket as a letter of the class. `secrets/*`
 /// gives `secrets/x`, `.env*` gives `.env` and `.envx`, so the rules about those names see
@@ -236,4 +196,44 @@ pub fn samples(w: &str) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn glob_samples_name_what_the_glob_could_match() {
+        assert_eq!(super::samples("secrets/*"), ["secrets/x", "secrets/x"][..1]);
+        assert_eq!(super::samples(".env*"), [".env", ".envx"]);
+        assert_eq!(
+            super::samples(".git*/hooks/*"),
+            [".git/hooks/x", ".gitx/hooks/x"]
+        );
+        assert_eq!(super::samples("key.[pP]em"), ["key.pem"]);
+    }
+
+    use super::*;
+
+    fn m(p: &str, s: &str) -> bool {
+        path_glob(p)
+            .map(|g| g.compile_matcher().is_match(s))
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn star_stays_in_its_segment() {
+        assert!(m("src/*.rs", "src/lib.rs"));
+        assert!(!m("src/*.rs", "src/a/lib.rs"));
+        assert!(m("src/**", "src/a/b/lib.rs"));
+        assert!(m("**/.env", ".env"));
+        assert!(m("**/.env", "a/b/.env"));
+        assert!(!m("*.pem", "keys/a.pem"));
+        assert!(!m("Cargo.lock", "cargo.lock"));
+        assert!(!m("secrets/**", "secrets-old/x"));
+    }
+
+    #[test]
+    fn words_match_across_slashes() {
+        let g = word_glob("*.py").map(|g| g.is_match("scripts/x.py"));
+        assert_eq!(g, Ok(true));
+    }
 }

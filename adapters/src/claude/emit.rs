@@ -294,11 +294,9 @@ pub(crate) fn anchored(pattern: &str) -> Vec<String> {
     for g in head_globs(pattern) {
         for e in expand_braces(g) {
             // Claude Code's own anchors: `~/` is the home directory, `//` an absolute
-            // path, `/` the project root.
+            // path (an absolute pattern gets one more `/`), `/` the project root.
             let a = if e.starts_with("**/") || e.starts_with("~/") {
                 e
-            } else if e.starts_with('/') {
-                format!("/{e}")
             } else {
                 format!("/{e}")
             };
