@@ -440,6 +440,7 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
                 .collect(),
         )),
         (Attr::ExecRuns, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.runs)),
+        (Attr::ExecCode, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.code)),
         (Attr::ExecOptions, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.options)),
         (Attr::ExecSubcommand, RequestKind::Exec(e)) => owned(e.subcommand.join(" ")),
         (Attr::ExecOperands, RequestKind::Exec(e)) => V::List(Cow::Borrowed(&e.operands)),

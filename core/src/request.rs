@@ -123,6 +123,10 @@ pub struct ExecRequest {
     /// Code strings and script files it runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<String>,
+    /// The code strings alone (`python3 -c CODE`, `perl -e CODE`, awk programs, SQL given
+    /// with `psql -c`), without the script files of `runs`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code: Vec<String>,
     /// Options in normal form (long options in full, values joined with `=`, combined
     /// short flags split).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -160,6 +164,7 @@ impl Default for ExecRequest {
             writes: Vec::new(),
             network: Vec::new(),
             runs: Vec::new(),
+            code: Vec::new(),
             options: Vec::new(),
             subcommand: Vec::new(),
             operands: Vec::new(),

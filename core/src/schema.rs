@@ -72,6 +72,8 @@ pub enum Attr {
     ExecHosts,
     /// `exec.runs`: code strings and script files the command runs.
     ExecRuns,
+    /// `exec.code`: the code strings of `exec.runs`, without script files.
+    ExecCode,
     /// `exec.options`: options in normal form (`--no-verify`, `--output=F`, `-f`).
     ExecOptions,
     /// `exec.subcommand`: the subcommand words joined with one space (`"s3 rm"`).
@@ -256,6 +258,13 @@ pub const ATTRS: &[AttrInfo] = &[
         ty: Ty::List,
         domain: Some(Domain::Exec),
         doc: "code strings and script files it runs",
+    },
+    AttrInfo {
+        names: &["exec.code"],
+        attr: Attr::ExecCode,
+        ty: Ty::List,
+        domain: Some(Domain::Exec),
+        doc: "code strings it runs (interpreter -c/-e, awk programs, SQL)",
     },
     AttrInfo {
         names: &["exec.options"],
@@ -456,6 +465,7 @@ pub fn script_vars(domain: Domain) -> &'static [(&'static str, Ty)] {
             ("writes", Ty::List),
             ("network", Ty::List),
             ("runs", Ty::List),
+            ("code", Ty::List),
             ("options", Ty::List),
             ("subcommand", Ty::Str),
             ("operands", Ty::List),

@@ -141,6 +141,7 @@ impl ScriptHost {
                 scope.push_constant("writes", list(&e.writes));
                 scope.push_constant("network", list(&e.network));
                 scope.push_constant("runs", list(&e.runs));
+                scope.push_constant("code", list(&e.code));
                 scope.push_constant("options", list(&e.options));
                 scope.push_constant("subcommand", e.subcommand.join(" "));
                 scope.push_constant("operands", list(&e.operands));

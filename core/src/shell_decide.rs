@@ -309,6 +309,7 @@ fn decide_commands(
                 .chain(fx.runs_files.iter())
                 .cloned()
                 .collect(),
+            code: fx.code.clone(),
             options: fx.options.clone(),
             subcommand: fx.subcommand.clone(),
             operands: fx.operands.clone(),

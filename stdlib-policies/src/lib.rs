@@ -52,6 +52,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../policies/commit.policy"),
     ),
     (
+        "stdlib/hidden-effects.policy",
+        include_str!("../policies/hidden-effects.policy"),
+    ),
+    (
         "stdlib/sandbox.policy",
         include_str!("../policies/sandbox.policy"),
     ),
