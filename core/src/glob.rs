@@ -186,9 +186,11 @@ pub fn samples(w: &str) -> Vec<String> {
             }
         }
         // A segment left empty (`dir/*`) names a file in the directory.
+        // (The empty segment before a leading `/` is the root, not a name.)
         let s = s
             .split('/')
-            .map(|seg| if seg.is_empty() { "x" } else { seg })
+            .enumerate()
+            .map(|(i, seg)| if seg.is_empty() && i > 0 { "x" } else { seg })
             .collect::<Vec<_>>()
             .join("/");
         if !out.contains(&s) {
@@ -209,6 +211,10 @@ mod tests {
             [".git/hooks/x", ".gitx/hooks/x"]
         );
         assert_eq!(super::samples("key.[pP]em"), ["key.pem"]);
+        assert_eq!(
+            super::samples("/p/secrets/*.yaml"),
+            ["/p/secrets/.yaml", "/p/secrets/x.yaml"]
+        );
     }
 
     use super::*;
