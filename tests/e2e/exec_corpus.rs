@@ -383,8 +383,12 @@ impl World {
         }
     }
 
-    /// A path as Codex writes it in a shell line or a patch: relative inside the project.
+    /// A path as Codex writes it in a shell line or a patch: relative inside the project,
+    /// `.` for the project itself (Codex runs its commands there).
     fn codex_path(&self, abs: &str) -> String {
+        if abs == self.root {
+            return ".".to_owned();
+        }
         abs.strip_prefix(&format!("{}/", self.root))
             .map_or_else(|| abs.to_owned(), str::to_owned)
     }
