@@ -53,7 +53,17 @@ pub fn is_outside_pattern(p: &str) -> bool {
 
 /// Whether rule `r` speaks about the outside path `path` at all: one of its patterns is
 /// anchored outside and matches it. A rule without patterns names no path.
+///
+/// `r` is a candidate the index found for `path`, so one of its patterns matched: when all
+/// of them are anchored outside, that one was, and nothing needs matching again.
 pub fn rule_reaches(r: &CompiledRule, path: &str) -> bool {
+    let outside = r.patterns.iter().filter(|p| is_outside_pattern(p)).count();
+    if outside == 0 {
+        return false;
+    }
+    if outside == r.patterns.len() {
+        return true;
+    }
     r.patterns
         .iter()
         .filter(|p| is_outside_pattern(p))
