@@ -422,7 +422,7 @@ mod tests {
 
     #[test]
     fn the_permission_mode_is_read_strictly_on_judged_events() {
-        let e = fixture(Agent::Claude, "bash-terraform-destroy-bypass.json");
+        let e = fixture(Agent::Claude, "bash-uncovered-bypass.json");
         assert_eq!(e.permission_mode.as_deref(), Some("bypassPermissions"));
         let e = parsed(
             Agent::Claude,

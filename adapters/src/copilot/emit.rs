@@ -184,7 +184,7 @@ role reviewer { @id("rev") deny path write "**" because "Reviewers never edit.";
         let e = emit(&set);
         assert_eq!(e, emit(&set));
         let text = block_text(&e, ".github/copilot-instructions.md");
-        assert!(text.contains("- `std-self-protection` (error): deny path write, delete"));
+        assert!(text.contains("- `std-self-protection` (error): deny path write `"));
         assert!(text.contains("- `no-force-push` (error): deny exec `git push --force *`"));
         assert!(!text.contains("std-plugin"));
         assert!(!text.contains("std-secret-read"));
