@@ -486,7 +486,11 @@ impl Walker {
                 reads: s
                     .redirs
                     .iter()
-                    .filter(|r| r.kind == RedirKind::Read && !is_procsub_target(&r.target))
+                    .filter(|r| {
+                        r.kind == RedirKind::Read
+                            && !is_procsub_target(&r.target)
+                            && !changes_no_file(&r.target.text)
+                    })
                     .map(|r| r.target.text.clone())
                     .collect(),
             };

@@ -111,9 +111,8 @@ mod tests {
     fn describe_reads_plainly() {
         let set = full();
         let r = set.rule("std-self-protection").unwrap();
-        assert!(describe(r).starts_with(
-            "deny path write `contextos.toml`, `contextos.lock`, `.contextos/**`"
-        ));
+        assert!(describe(r)
+            .starts_with("deny path write `contextos.toml`, `contextos.lock`, `.contextos/**`"));
         assert!(describe(r).ends_with(
             "— Agents must not change the files that govern them (policies, enforcement config, git hooks, .git)."
         ));

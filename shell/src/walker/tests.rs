@@ -235,7 +235,9 @@ fn write_redirections() {
         ok("a 2>/dev/stderr >&2 1>&- 3>&1- </dev/null >/dev/tty"),
         vec![c(&["a"])]
     );
-    assert_eq!(ok("cat < in"), vec![c(&["cat"])]);
+    let mut cat = c(&["cat"]);
+    cat.reads = vec!["in".into()];
+    assert_eq!(ok("cat < in"), vec![cat]);
     assert_eq!(
         ok(r#"echo x > "$F""#),
         vec![c(&["echo", "x"]).writes(&["$F"]).dynamic()]
