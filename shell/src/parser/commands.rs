@@ -139,6 +139,20 @@ impl Parser<'_, '_> {
         }
         if self.peek() == Some(b'(') {
             if self.peek_at(1) == Some(b'(') && self.dparen_is_arith(self.pos + 2) {
+                // Bash reads `((…))` as arithmetic, a POSIX `sh` (dash) as two nested
+                // subshells that run commands: when the text parses as commands too, those
+                // are reported (at worst a needless ask, never a hidden `rm`).
+                let (pos, depth, pending, outer) =
+                    (self.pos, self.depth, self.pending.len(), self.outer_pending);
+                let bodies = self.shared.bodies.len();
+                if let Ok(c) = self.compound(Self::subshell) {
+                    return Ok(c);
+                }
+                self.pos = pos;
+                self.depth = depth;
+                self.pending.truncate(pending);
+                self.outer_pending = outer;
+                self.shared.bodies.truncate(bodies);
                 return self.compound(Self::arith_command);
             }
             return self.compound(Self::subshell);

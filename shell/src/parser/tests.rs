@@ -206,10 +206,10 @@ fn deep_nesting_is_too_deep() {
     let too_deep = Err(ShellError::TooDeep { limit: MAX_DEPTH });
     assert_eq!(split(&deep("echo $(", "x", ")", 40)), too_deep);
     assert_eq!(split(&deep("( ", "x", " )", 40)), too_deep);
-    // `((…))` is arithmetic (bash does not run `(((echo hi)))`), but its
-    // nesting is limited all the same.
+    // `((…))` is arithmetic to bash but nested subshells to a POSIX sh, so its
+    // commands are reported; its nesting is limited all the same.
     assert_eq!(split(&deep("(", "x", ")", 40)), too_deep);
-    assert_eq!(split(&deep("(", "x", ")", 10)), Ok(vec![]));
+    assert_eq!(argvs(&deep("(", "x", ")", 10)), vec![vec!["x"]]);
     assert_eq!(split(&deep("echo $((", "1", "))", 40)), too_deep);
     assert_eq!(split(&deep("{ ", "x;", " }", 40)), too_deep);
     assert_eq!(split(&deep("\"$(echo ", "x", ")\"", 40)), too_deep);
@@ -233,10 +233,19 @@ fn arithmetic_versus_subshell() {
         argvs("echo $((echo hi) )"),
         vec![vec!["echo", "$((echo hi) )"], vec!["echo", "hi"]]
     );
-    assert_eq!(argvs("(((echo hi)))"), Vec::<Vec<String>>::new());
+    // Bash would not run `(((echo hi)))`; dash, the `/bin/sh` sandboxed commands run
+    // under, would: the commands are reported.
+    assert_eq!(argvs("(((echo hi)))"), vec![vec!["echo", "hi"]]);
+    assert_eq!(
+        argvs("((rm -rf ~)) ; ls"),
+        vec![vec!["rm", "-rf", "~"], vec!["ls"]]
+    );
+    // Arithmetic that also reads as a command line is reported as one.
+    assert_eq!(argvs("(( i += 2 ))"), vec![vec!["i", "+=", "2"]]);
+    assert_eq!(argvs("(( i++ < 3 ))"), vec![vec!["i++"]]);
     assert_eq!(
         argvs("x=1 && { y; } && (( z )) && [[ -f a ]] || $(w)"),
-        vec![vec!["y"], vec!["$(w)"], vec!["w"]]
+        vec![vec!["y"], vec!["z"], vec!["$(w)"], vec!["w"]]
     );
 }
 
