@@ -478,13 +478,21 @@ fn build_rule(pair: Pair<R>, annotations: Vec<Annotation>, off: usize) -> Built<
             )?)),
             R::with_clause => {
                 let ospan = span_of(&item, off);
+                let text = item.as_str();
                 let mut inner = item.into_inner();
                 let name = spanned_text(&next(&mut inner, ospan)?, off);
                 let entries = inner.map(|e| build_entry(e, off)).collect::<Built<_>>()?;
+                // Without braces pest's span runs over the trivia it skipped looking for
+                // `{`; the clause ends with its name. With braces it ends at the `}`.
+                let span = if text.ends_with('}') {
+                    ospan
+                } else {
+                    Span::new(ospan.start, name.span.end)
+                };
                 clauses.push(Clause::With(Obligation {
                     name,
                     entries,
-                    span: ospan,
+                    span,
                 }));
             }
             _ => return Err(internal(span_of(&item, off))),
