@@ -143,38 +143,14 @@ fn home_relative(t: &str) -> Option<&str> {
     None
 }
 
-/// Lexical `.`/`..` folding keeping a leading `/` or `~`; `..` above `/` stays at `/`, above
-/// a relative start is kept.
+/// Lexical `.`/`..` folding (see [`contextos_shell::normalise_path`]); the project root
+/// is `.`.
 fn normalise(p: &str) -> String {
-    let (prefix, rest) = if let Some(r) = p.strip_prefix('/') {
-        ("/", r)
-    } else if p == "~" {
-        ("~", "")
-    } else if let Some(r) = p.strip_prefix("~/") {
-        ("~/", r)
+    let n = contextos_shell::normalise_path(p);
+    if n.is_empty() {
+        ".".into()
     } else {
-        ("", p)
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in rest.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if prefix == "/" => {}
-                _ => parts.push(".."),
-            },
-            s => parts.push(s),
-        }
-    }
-    let joined = parts.join("/");
-    match prefix {
-        "~" => "~".into(),
-        "~/" if joined.is_empty() => "~".into(),
-        "" if joined.is_empty() => ".".into(),
-        _ => format!("{prefix}{joined}"),
+        n
     }
 }
 

@@ -34,7 +34,7 @@ pub use command::SimpleCommand;
 pub use error::ShellError;
 pub use file_op::FileOp;
 pub use limits::{MAX_DEPTH, MAX_INPUT_LEN};
-pub use names::basename;
+pub use names::{basename, normalise_path};
 pub use quote::quote;
 pub use touches::{file_effects, FileEffect, FileEffects, LinkMade};
 pub use walker::{split, split_argv};

@@ -26,6 +26,43 @@ pub(crate) fn is_assignment(s: &str) -> bool {
     })
 }
 
+/// `a/./b/../c/` → `a/c` by the words alone, keeping a leading `/` or `~` and the `..`s
+/// that climb above a relative start (`..` above `/` is `/`); `""` for a relative path
+/// that folds to nothing. The walker follows `cd` with it, the policy core resolves file
+/// targets with it.
+pub fn normalise_path(p: &str) -> String {
+    let (prefix, rest) = if let Some(r) = p.strip_prefix('/') {
+        ("/", r)
+    } else if p == "~" {
+        ("~", "")
+    } else if let Some(r) = p.strip_prefix("~/") {
+        ("~/", r)
+    } else {
+        ("", p)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in rest.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                // Above `/` is `/`; above the line's directory is kept.
+                _ if prefix == "/" => {}
+                _ => parts.push(".."),
+            },
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    match prefix {
+        "~" => "~".into(),
+        "~/" if joined.is_empty() => "~".into(),
+        _ => format!("{prefix}{joined}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,7 +68,7 @@ use crate::command::SimpleCommand;
 use crate::error::{too_deep, Res, ShellError};
 use crate::file_op::changes_no_file;
 use crate::limits::{MAX_DEPTH, MAX_INPUT_LEN, MAX_OUTPUT_BYTES, MAX_OUTPUT_ENTRIES};
-use crate::names::{basename, is_assignment};
+use crate::names::{basename, is_assignment, normalise_path};
 use crate::parser::parse;
 use crate::shell_args::shell_reads_stdin;
 use crate::wrappers::{unwrap, Inner, Runs};
@@ -699,7 +699,7 @@ impl Walker {
 /// joined; `..` climbing above the line's directory is kept as `../`.
 fn join_dir(cur: Option<&str>, target: &str) -> Option<String> {
     if target.starts_with('/') || target == "~" || target.starts_with("~/") {
-        return Some(normalise_dir(target));
+        return Some(normalise_path(target));
     }
     if target.starts_with('~') {
         // Another user's home: not followed.
@@ -707,43 +707,9 @@ fn join_dir(cur: Option<&str>, target: &str) -> Option<String> {
     }
     let cur = cur?;
     if cur.is_empty() {
-        return Some(normalise_dir(target));
+        return Some(normalise_path(target));
     }
-    Some(normalise_dir(&format!("{cur}/{target}")))
-}
-
-/// `a/./b/../c/` → `a/c`, keeping a leading `/`, `~` or climbing `..`s.
-fn normalise_dir(p: &str) -> String {
-    let (prefix, rest) = if let Some(r) = p.strip_prefix('/') {
-        ("/", r)
-    } else if p == "~" {
-        ("~", "")
-    } else if let Some(r) = p.strip_prefix("~/") {
-        ("~/", r)
-    } else {
-        ("", p)
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in rest.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                // Above `/` is `/`; above the line's directory is kept.
-                _ if prefix == "/" => {}
-                _ => parts.push(".."),
-            },
-            s => parts.push(s),
-        }
-    }
-    let joined = parts.join("/");
-    match prefix {
-        "~" => "~".into(),
-        "~/" if joined.is_empty() => "~".into(),
-        _ => format!("{prefix}{joined}"),
-    }
+    Some(normalise_path(&format!("{cur}/{target}")))
 }
 
 #[cfg(test)]
