@@ -208,6 +208,9 @@ fn dispatch(ctx: &Context, command: Command, heavy: HeavyRunner) -> Result<Exit,
         Command::Scan(a) => heavy(ctx, Heavy::Scan(&a)),
         Command::Run(a) => heavy(ctx, Heavy::Run(&a)),
         Command::Session(a) => heavy(ctx, Heavy::Session(&a)),
-        Command::Mcp(a) => heavy(ctx, Heavy::Mcp(&a)),
+        Command::Mcp(a) => match &a.what {
+            Some(what) => commands::mcp::manage(ctx, what),
+            None => heavy(ctx, Heavy::Mcp(&a)),
+        },
     }
 }

@@ -16,6 +16,21 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     #[serde(default)]
     pub boundary: BoundaryConfig,
+    #[serde(default)]
+    pub mcp: McpConfig,
+}
+
+/// `[mcp]` in `contextos.toml`: the MCP servers the project's agents may call.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// Listed servers: pinned by `compile`, their calls decided by the policies; calls to
+    /// other servers are asked (`std-mcp-unlisted`).
+    #[serde(default)]
+    pub servers: Vec<String>,
+    /// Listed servers whose results do not taint the agent session.
+    #[serde(default)]
+    pub trusted: Vec<String>,
 }
 
 /// `[boundary]` in `contextos.toml`: how far `compile` wires the agents into ContextOS.

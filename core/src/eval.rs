@@ -168,6 +168,21 @@ pub(crate) fn canonicalise(req: &mut Request) -> Option<Rejection> {
             }
             None
         }
+        RequestKind::Net(n) => crate::net::canonicalise(n).err().map(|e| Rejection {
+            code: e.code.to_string(),
+            message: e.message,
+        }),
+        RequestKind::Mcp(m) if m.server.is_empty() || m.tool.is_empty() => Some(Rejection {
+            code: "mcp.bad-tool".into(),
+            message: format!(
+                "the MCP call names no {}",
+                if m.server.is_empty() {
+                    "server"
+                } else {
+                    "tool"
+                }
+            ),
+        }),
         _ => None,
     }
 }
@@ -462,6 +477,29 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
         (Attr::CommitSeverity, RequestKind::Commit(c)) => s(&c.severity),
         (Attr::CommitHostUnsafe, RequestKind::Commit(c)) => V::Bool(c.host_unsafe),
         (Attr::CommitAutoMerge, RequestKind::Commit(c)) => V::Bool(c.auto_merge),
+        (Attr::NetUrl, RequestKind::Net(n)) => s(&n.target),
+        (Attr::NetHost, RequestKind::Net(n)) => s(&n.host),
+        (Attr::NetPort, RequestKind::Net(n)) => V::Int(i64::from(n.port)),
+        (Attr::NetScheme, RequestKind::Net(n)) => s(&n.scheme),
+        (Attr::NetMethod, RequestKind::Net(n)) => s(&n.method),
+        (Attr::NetTool, RequestKind::Net(n)) => s(&n.tool),
+        (Attr::NetOp, RequestKind::Net(n)) => s(n.op.as_str()),
+        (Attr::NetCarries, RequestKind::Net(n)) => V::List(Cow::Borrowed(&n.carries)),
+        (Attr::NetSends, RequestKind::Net(n)) => V::List(Cow::Borrowed(&n.sends)),
+        (Attr::NetDynamic, RequestKind::Net(n)) => V::Bool(n.dynamic),
+        (Attr::NetIp, RequestKind::Net(n)) => V::Bool(crate::net::is_ip(&n.host)),
+        (Attr::McpServer, RequestKind::Mcp(m)) => s(&m.server),
+        (Attr::McpTool, RequestKind::Mcp(m)) => s(&m.tool),
+        (Attr::McpArgs, RequestKind::Mcp(m)) => s(&m.args),
+        (Attr::McpCarries, RequestKind::Mcp(m)) => V::List(Cow::Borrowed(&m.carries)),
+        (Attr::McpListed, RequestKind::Mcp(m)) => V::Bool(m.listed),
+        (Attr::McpTrusted, RequestKind::Mcp(m)) => V::Bool(m.trusted),
+        (Attr::McpDefinition, RequestKind::Mcp(m)) => s(&m.definition),
+        (Attr::SessionTainted, _) => V::Bool(req.session.as_ref().is_some_and(|s| s.tainted)),
+        (Attr::SessionTaintSources, _) => match &req.session {
+            Some(sess) => V::List(Cow::Borrowed(&sess.taint_sources)),
+            None => V::List(Cow::Owned(Vec::new())),
+        },
         (a, _) => {
             return Err(format!(
                 "attribute {a:?} is not part of a {} request",
@@ -502,5 +540,17 @@ fn naive_head(r: &CompiledRule, req: &Request) -> bool {
         RequestKind::Plugin(p) => any_glob(&p.name),
         RequestKind::Commit(c) => r.patterns.is_empty() || c.files.iter().any(|f| any_glob(f)),
         RequestKind::Exec(_) => head_matches(r, req),
+        RequestKind::Net(n) => {
+            r.ops & (1 << (n.op as u8)) != 0
+                && (r.patterns.is_empty()
+                    || r.patterns.iter().any(|p| match crate::net::cidr(p) {
+                        Some(net) => n
+                            .host
+                            .parse::<std::net::IpAddr>()
+                            .is_ok_and(|ip| net.contains(&ip)),
+                        None => any_glob(&n.host),
+                    }))
+        }
+        RequestKind::Mcp(m) => any_glob(&m.subject()),
     }
 }

@@ -4,7 +4,7 @@
 //! those alone, so the cost follows the rules that *could* match, not all rules.
 
 use crate::ir::{CompiledRule, ALL_OPS};
-use crate::request::{Domain, PathOp, Request, RequestKind};
+use crate::request::{Domain, NetOp, PathOp, Request, RequestKind};
 use contextos_grammar::ast::Effect;
 use globset::{GlobSet, GlobSetBuilder};
 use std::collections::HashMap;
@@ -17,7 +17,48 @@ pub struct Index {
     path: [OnceLock<GlobIndex>; 3],
     plugin: OnceLock<GlobIndex>,
     commit: OnceLock<GlobIndex>,
+    /// Net rules per operation (fetch, connect): host globs, plus address ranges.
+    net: [OnceLock<NetIndex>; 2],
+    /// MCP rules over `SERVER/TOOL`, filed under the server.
+    mcp: OnceLock<GlobIndex>,
     exec: ArgvTrie,
+}
+
+/// `net` rules: host globs in a glob index, address ranges (`10.0.0.0/8`) in a list that
+/// IP hosts are tested against by containment.
+#[derive(Debug, Default)]
+struct NetIndex {
+    hosts: GlobIndex,
+    ranges: Vec<(ipnet::IpNet, usize)>,
+}
+
+impl NetIndex {
+    fn build<'a>(rules: impl Iterator<Item = (usize, &'a CompiledRule)> + Clone) -> NetIndex {
+        let mut ranges = Vec::new();
+        for (i, r) in rules.clone() {
+            for p in &r.patterns {
+                if let Some(net) = crate::net::cidr(p) {
+                    ranges.push((net, i));
+                }
+            }
+        }
+        NetIndex {
+            hosts: GlobIndex::build_filtered(rules, |p| crate::net::cidr(p).is_none()),
+            ranges,
+        }
+    }
+
+    fn candidates(&self, host: &str, out: &mut Vec<usize>) {
+        self.hosts.candidates(host, out);
+        if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+            out.extend(
+                self.ranges
+                    .iter()
+                    .filter(|(net, _)| net.contains(&ip))
+                    .map(|(_, i)| *i),
+            );
+        }
+    }
 }
 
 /// Glob patterns of many rules, plus the rules without patterns. Patterns are filed in a
@@ -145,6 +186,15 @@ fn literal_dirs(pattern: &str) -> Vec<&str> {
 
 impl GlobIndex {
     fn build<'a>(rules: impl Iterator<Item = (usize, &'a CompiledRule)>) -> GlobIndex {
+        Self::build_filtered(rules, |_| true)
+    }
+
+    /// A glob index over the patterns `keep` accepts (the rules without patterns are
+    /// always candidates).
+    fn build_filtered<'a>(
+        rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
+        keep: impl Fn(&str) -> bool,
+    ) -> GlobIndex {
         let mut root = NodeBuilder::default();
         let mut always = Vec::new();
         for (i, r) in rules {
@@ -154,7 +204,12 @@ impl GlobIndex {
             let strict = r.effect != Effect::Allow;
             // Patterns were validated by the compiler; they are parsed again only when
             // their node is first used.
-            for p in r.patterns.iter().flat_map(|p| crate::glob::head_globs(p)) {
+            for p in r
+                .patterns
+                .iter()
+                .filter(|p| keep(p))
+                .flat_map(|p| crate::glob::head_globs(p))
+            {
                 root.insert(&literal_dirs(p), p.to_string(), i, strict);
             }
         }
@@ -230,7 +285,18 @@ impl Index {
             path: Default::default(),
             plugin: OnceLock::new(),
             commit: OnceLock::new(),
+            net: Default::default(),
+            mcp: OnceLock::new(),
             exec,
+        })
+    }
+
+    fn net_index(&self, rules: &[CompiledRule], op: NetOp) -> &NetIndex {
+        let bit = 1u8 << (op as u8);
+        self.net[op as usize].get_or_init(|| {
+            NetIndex::build(rules.iter().enumerate().filter(move |(_, r)| {
+                r.domain == Domain::Net && (r.ops & bit != 0 || r.ops == ALL_OPS)
+            }))
         })
     }
 
@@ -261,6 +327,12 @@ impl Index {
         Self::domain_index(&self.plugin, rules, Domain::Plugin)
             .root
             .warm()?;
+        for op in NetOp::ALL {
+            self.net_index(rules, op).hosts.root.warm()?;
+        }
+        Self::domain_index(&self.mcp, rules, Domain::Mcp)
+            .root
+            .warm()?;
         Self::domain_index(&self.commit, rules, Domain::Commit)
             .root
             .warm()
@@ -280,6 +352,9 @@ impl Index {
                 }
                 out.extend_from_slice(&commit.always);
             }
+            RequestKind::Net(n) => self.net_index(rules, n.op).candidates(&n.host, &mut out),
+            RequestKind::Mcp(m) => Self::domain_index(&self.mcp, rules, Domain::Mcp)
+                .candidates(&crate::request::McpRequest::subject(m), &mut out),
             RequestKind::Exec(e) => {
                 let mut words: Vec<&str> = e.argv.iter().map(String::as_str).collect();
                 self.exec.walk(&words, &mut out);

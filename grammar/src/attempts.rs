@@ -60,7 +60,10 @@ pub(crate) enum Production {
     ExecReq,
     PluginReq,
     CommitReq,
+    NetReq,
+    McpReq,
     AsRole,
+    Tainted,
     Expectation,
 }
 

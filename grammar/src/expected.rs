@@ -63,7 +63,7 @@ fn rule_name(r: R) -> &'static str {
         R::Boolean => "`true` or `false`",
         R::ScriptBlock => "`script { … }`",
         R::TestCase | R::Request => {
-            "a test case (`path OP \"…\"`, `exec …`, `plugin …`, `commit […]`)"
+            "a test case (`path OP \"…\"`, `exec …`, `plugin …`, `commit […]`, `net OP …`, `mcp …`)"
         }
         R::AsRole => "`as role \"…\"`",
         R::Expectation => "an expected verdict",
@@ -72,6 +72,9 @@ fn rule_name(r: R) -> &'static str {
         R::File | R::SingleStmt => {
             "a statement (`language`, `default`, `let`, `role`, `test`, `guide`, `detector` or a rule)"
         }
-        R::PathReq | R::ExecReq | R::PluginReq | R::CommitReq => "a token",
+        R::PathReq | R::ExecReq | R::PluginReq | R::CommitReq | R::NetReq | R::McpReq => {
+            "a token"
+        }
+        R::Tainted => "`tainted`",
     }
 }

@@ -765,10 +765,29 @@ impl Render<'_> {
                     self.entries(fields);
                 }
             }
+            TestRequest::Net { op, target, fields } => {
+                self.push(&format!("net {} ", op.node));
+                self.string(target);
+                if !fields.is_empty() {
+                    self.push(" ");
+                    self.entries(fields);
+                }
+            }
+            TestRequest::Mcp { name, fields } => {
+                self.push("mcp ");
+                self.string(name);
+                if !fields.is_empty() {
+                    self.push(" ");
+                    self.entries(fields);
+                }
+            }
         }
         if let Some(role) = &c.role {
             self.push(" as role ");
             self.string(role);
+        }
+        if c.tainted.is_some() {
+            self.push(" tainted");
         }
         self.push(&format!(" => {}", c.expect.node));
         if !c.expect_rules.is_empty() {
@@ -1059,6 +1078,14 @@ fn opaque_case(c: &TestCase, out: &mut Vec<Span>) {
         }
         TestRequest::Commit { files, fields } => {
             opaque_items(&files.node, out);
+            opaque_entries(fields, out);
+        }
+        TestRequest::Net { target, fields, .. } => {
+            out.push(target.span);
+            opaque_entries(fields, out);
+        }
+        TestRequest::Mcp { name, fields } => {
+            out.push(name.span);
             opaque_entries(fields, out);
         }
     }

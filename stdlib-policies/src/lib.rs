@@ -56,6 +56,11 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../policies/hidden-effects.policy"),
     ),
     (
+        "stdlib/egress.policy",
+        include_str!("../policies/egress.policy"),
+    ),
+    ("stdlib/mcp.policy", include_str!("../policies/mcp.policy")),
+    (
         "stdlib/sandbox.policy",
         include_str!("../policies/sandbox.policy"),
     ),

@@ -185,7 +185,13 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
         "deny",
         "std-credential-file-read",
     ),
-    ("claude", "mcp-github-create-issue", "pass", ""),
+    // The project lists no MCP server: calls are asked.
+    (
+        "claude",
+        "mcp-github-create-issue",
+        "ask",
+        "std-mcp-unlisted",
+    ),
     // Monitor runs its command under Bash's rules.
     ("claude", "monitor-rm-home", "deny", "std-exec-rm-root"),
     ("claude", "multiedit-src-main", "pass", ""),
@@ -213,7 +219,7 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ),
     // Cursor
     ("cursor", "after-file-edit", "pass", ""),
-    ("cursor", "before-mcp-github", "pass", ""),
+    ("cursor", "before-mcp-github", "ask", "std-mcp-unlisted"),
     (
         "cursor",
         "before-read-ssh-key",
@@ -228,7 +234,8 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ),
     ("cursor", "before-shell-rm-home", "deny", "std-exec-rm-root"),
     ("cursor", "pretooluse-delete-migration", "pass", ""),
-    ("cursor", "pretooluse-mcp", "pass", ""),
+    // preToolUse cannot ask: the unlisted server's call is denied.
+    ("cursor", "pretooluse-mcp", "deny", "std-mcp-unlisted"),
     // preToolUse cannot ask in Cursor: the ask becomes a deny that says so.
     ("cursor", "pretooluse-read-env", "deny", "std-secret-read"),
     (
@@ -313,6 +320,8 @@ fn real_payloads_get_the_stdlib_answer_in_each_protocol() {
     let p = Proj::new();
     let mut failures = Vec::new();
     for (agent, name, want, names) in EXPECTED {
+        // Each payload on its own: what an earlier one fetched must not taint it.
+        let _ = std::fs::remove_dir_all(p.root().join(".contextos/state/sessions/agents"));
         let h = p.hook(agent, &fixture(agent, name), &[]);
         let got = h.verdict();
         if h.code != 0 || got != *want || !h.reason().contains(names) {

@@ -168,6 +168,9 @@ pub(crate) fn permissions(set: &PolicySet) -> Permissions {
         let mut notes: BTreeSet<String> = BTreeSet::new();
         match (rule.domain, rule.effect) {
             (Domain::Plugin | Domain::Commit, _) => {}
+            // Hosts and MCP tools are judged by the hook, which sees what a request
+            // carries and whether the session is tainted; no native entry expresses that.
+            (Domain::Net | Domain::Mcp, _) => {}
             (Domain::Path, Effect::Allow) => {}
             // No native allow: a native allow holds even where a sibling rule or a
             // condition the hook evaluates says ask or deny (`cat *` next to "ask before

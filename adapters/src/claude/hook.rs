@@ -101,7 +101,10 @@ pub(crate) fn claude_actions(
         "WebFetch" => vec![Action::Fetch {
             url: req_str(input, "url", label)?.to_owned(),
         }],
-        t if t.starts_with("mcp__") => vec![claude_mcp(t)],
+        "WebSearch" => vec![Action::Search {
+            query: req_str(input, "query", label)?.to_owned(),
+        }],
+        t if t.starts_with("mcp__") => vec![claude_mcp(t, input)],
         _ => Vec::new(),
     })
 }
@@ -145,16 +148,19 @@ pub(crate) fn claude_edits(tool: &str, input: &Obj) -> Vec<Edit> {
 }
 
 /// `mcp__<server>__<tool>`; the server is the part up to the first `__` after the prefix.
-fn claude_mcp(name: &str) -> Action {
+fn claude_mcp(name: &str, input: &Obj) -> Action {
     let rest = name.strip_prefix("mcp__").unwrap_or(name);
+    let args = Some(serde_json::Value::Object(input.clone()));
     match rest.split_once("__") {
         Some((server, tool)) if !server.is_empty() && !tool.is_empty() => Action::Mcp {
             server: Some(server.to_owned()),
             tool: tool.to_owned(),
+            args,
         },
         _ => Action::Mcp {
             server: None,
             tool: rest.to_owned(),
+            args,
         },
     }
 }
@@ -341,14 +347,17 @@ mod tests {
     #[test]
     fn claude_mcp_names() {
         assert_eq!(
-            claude_mcp("mcp__memory__create_entities"),
+            without_args(&claude_mcp("mcp__memory__create_entities", &Obj::new())),
             mcp(Some("memory"), "create_entities")
         );
         assert_eq!(
-            claude_mcp("mcp__plugin_x__tool__odd"),
+            without_args(&claude_mcp("mcp__plugin_x__tool__odd", &Obj::new())),
             mcp(Some("plugin_x"), "tool__odd")
         );
-        assert_eq!(claude_mcp("mcp__lonely"), mcp(None, "lonely"));
+        assert_eq!(
+            without_args(&claude_mcp("mcp__lonely", &Obj::new())),
+            mcp(None, "lonely")
+        );
     }
 
     #[test]

@@ -50,9 +50,16 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         "beforeMCPExecution" => {
             let tool = req_str(obj, "tool_name", &label)?;
             let server = opt_owned(obj, "mcp_server_name", &label)?;
+            let args = match obj.get("tool_input") {
+                // Cursor sends the arguments as a JSON string.
+                Some(serde_json::Value::String(t)) => serde_json::from_str(t).ok(),
+                Some(v) => Some(v.clone()),
+                None => None,
+            };
             let mcp = Action::Mcp {
                 server,
                 tool: tool.to_owned(),
+                args,
             };
             (tool.to_owned(), vec![mcp], true, false)
         }
@@ -153,6 +160,7 @@ fn cursor_tool_actions(tool: &str, input: &Obj, label: &str) -> Result<Vec<Actio
             Some(name) if !name.is_empty() => vec![Action::Mcp {
                 server: None,
                 tool: name.to_owned(),
+                args: Some(serde_json::Value::Object(input.clone())),
             }],
             _ => Vec::new(),
         },

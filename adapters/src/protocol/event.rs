@@ -13,12 +13,15 @@ pub enum Action {
     PowerShell { line: String },
     /// A file operation; `path` exactly as the agent sent it (often absolute).
     Path { op: PathOp, path: String },
-    /// A web fetch / search — ContextOS has no network domain yet; carried for the log.
+    /// A web fetch (Claude WebFetch, Copilot web_fetch): a `net fetch` request.
     Fetch { url: String },
-    /// An MCP tool call — carried for the log.
+    /// A web search (Claude WebSearch): the query goes to the agent's search provider.
+    Search { query: String },
+    /// An MCP tool call: an `mcp` request. `args` is the call's input as sent.
     Mcp {
         server: Option<String>,
         tool: String,
+        args: Option<serde_json::Value>,
     },
 }
 

@@ -5,7 +5,8 @@ use crate::support::{run_records, Format};
 use crate::support::{CliError, Context, Exit};
 use contextos_engine::decision::{Decision, ShellDecision};
 use contextos_engine::{
-    CommitRequest, EvalOptions, PathOp, PluginRequest, Request, RequestKind, ShellOptions,
+    CommitRequest, EvalOptions, McpRequest, NetOp, NetRequest, PathOp, PluginRequest, Request,
+    RequestKind, Session, ShellOptions,
 };
 
 #[derive(Debug, clap::Args)]
@@ -19,6 +20,20 @@ enum Op {
     Read,
     Write,
     Delete,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum NetOpArg {
+    Fetch,
+    Connect,
+}
+
+fn tainted(on: bool) -> Option<Session> {
+    on.then(|| Session {
+        id: "cli".into(),
+        tainted: true,
+        taint_sources: vec!["cli".into()],
+    })
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -62,6 +77,51 @@ enum What {
         #[arg(long)]
         role: Option<String>,
     },
+    /// Reaching the network: `fetch URL` or `connect HOST[:PORT]`.
+    Net {
+        #[arg(value_enum)]
+        op: NetOpArg,
+        /// The URL (fetch) or `HOST[:PORT]` (connect).
+        target: String,
+        /// The tool or program reaching out (`WebFetch`, `curl`, `git`).
+        #[arg(long, default_value = "")]
+        tool: String,
+        /// The HTTP method or the tool's verb.
+        #[arg(long, default_value = "")]
+        method: String,
+        /// Secret material the request carries (repeatable): `secret:DETECTOR`, `file:PATH`.
+        #[arg(long = "carries")]
+        carries: Vec<String>,
+        /// Decide as from a session that has read untrusted content.
+        #[arg(long)]
+        tainted: bool,
+        #[arg(long)]
+        role: Option<String>,
+    },
+    /// Calling an MCP tool, named `SERVER/TOOL`.
+    Mcp {
+        name: String,
+        /// The call's arguments as JSON text.
+        #[arg(long, default_value = "")]
+        args: String,
+        /// The project lists the server.
+        #[arg(long)]
+        listed: bool,
+        /// The project marks the server trusted.
+        #[arg(long)]
+        trusted: bool,
+        /// The definition against its pin: pinned, changed, unpinned, unknown.
+        #[arg(long, default_value = "")]
+        definition: String,
+        /// Secret material in the arguments (repeatable).
+        #[arg(long = "carries")]
+        carries: Vec<String>,
+        /// Decide as from a session that has read untrusted content.
+        #[arg(long)]
+        tainted: bool,
+        #[arg(long)]
+        role: Option<String>,
+    },
     /// A change set touching FILES.
     Commit {
         files: Vec<String>,
@@ -102,7 +162,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
             let opts = ShellOptions {
                 strict: *strict,
                 explain,
-                base: None,
+                ..ShellOptions::default()
             };
             // argv is decided as the words it is, never quoted back into a line.
             let d = match shell {
@@ -164,6 +224,52 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
                     auto_merge: *auto_merge,
                 }))
                 .with_role(role.clone()),
+                What::Net {
+                    op,
+                    target,
+                    tool,
+                    method,
+                    carries,
+                    tainted: t,
+                    role,
+                } => Request::new(RequestKind::Net(NetRequest {
+                    op: match op {
+                        NetOpArg::Fetch => NetOp::Fetch,
+                        NetOpArg::Connect => NetOp::Connect,
+                    },
+                    target: target.clone(),
+                    tool: tool.clone(),
+                    method: method.clone(),
+                    carries: carries.clone(),
+                    ..NetRequest::default()
+                }))
+                .with_role(role.clone())
+                .with_session(tainted(*t)),
+                What::Mcp {
+                    name,
+                    args,
+                    listed,
+                    trusted,
+                    definition,
+                    carries,
+                    tainted: t,
+                    role,
+                } => {
+                    let (server, tool) = name
+                        .split_once('/')
+                        .ok_or_else(|| CliError::Input(format!("`{name}` is not SERVER/TOOL")))?;
+                    Request::new(RequestKind::Mcp(McpRequest {
+                        server: server.into(),
+                        tool: tool.into(),
+                        args: args.clone(),
+                        carries: carries.clone(),
+                        listed: *listed,
+                        trusted: *trusted,
+                        definition: definition.clone(),
+                    }))
+                    .with_role(role.clone())
+                    .with_session(tainted(*t))
+                }
                 What::Exec { .. } => {
                     return Err(CliError::Internal("exec is handled above".into()))
                 }
@@ -190,6 +296,8 @@ fn subject(d: &Decision) -> String {
         }
         RequestKind::Plugin(p) => format!("plugin {} {}", p.name, p.version),
         RequestKind::Commit(c) => format!("commit of {} file(s)", c.files.len()),
+        RequestKind::Net(n) => format!("net {} {}", n.op.as_str(), n.target),
+        RequestKind::Mcp(m) => format!("mcp {}", m.subject()),
     }
 }
 

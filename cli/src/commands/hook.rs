@@ -14,8 +14,9 @@
 //! host-unsafe mode in their user configuration; a native file write is denied with a
 //! pointer to the MCP write tools.
 
-use crate::hook::judge::{judge, Judgement, Place};
-use crate::hook::{content, governance, mode, record, search};
+use crate::hook::egress::{McpFacts, Secrets};
+use crate::hook::judge::{judge, Judgement, Place, Scope};
+use crate::hook::{content, governance, mode, record, search, taint};
 use crate::policy_cache::{self, Loaded};
 use crate::project::{BoundaryMode, Project};
 use crate::support::user_config::user_config;
@@ -141,7 +142,12 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
             return render_failure(agent, &format!("ContextOS cannot read the hook event: {e}"))
         }
     };
-    if ev.observe_only || ev.actions.is_empty() {
+    if ev.actions.is_empty() {
+        return render(&ev, &Answer::Pass);
+    }
+    if ev.observe_only {
+        // A post-tool event cannot veto; it tells what entered the agent's context.
+        observe(agent, explicit_project, &ev, opts, started);
         return render(&ev, &Answer::Pass);
     }
     let root = match project_root(explicit_project, &ev.roots, ev.cwd.as_deref()) {
@@ -225,21 +231,24 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     // line again (never wider: the host judgement has every part the sandbox one has).
     // A search's glob is judged as the files it picks (the path checks refuse globs).
     let actions = search::expand(&ev.actions, &place);
+    let secrets = Secrets::new(&set);
+    let mcp = McpFacts::new(&project);
+    let session = taint::session(&project.root, ev.session.as_deref());
+    let scope = Scope {
+        role: opts.role.as_deref(),
+        session: session.as_ref(),
+        secrets: &secrets,
+        mcp: &mcp,
+    };
     let mut judgement = if route_shell {
-        let sandboxed = judge(
-            &set,
-            &place.contained(),
-            &actions,
-            opts.role.as_deref(),
-            true,
-        );
+        let sandboxed = judge(&set, &place.contained(), &actions, &scope, true);
         if sandboxed.host_only() {
-            judge(&set, &place, &actions, opts.role.as_deref(), true)
+            judge(&set, &place, &actions, &scope, true)
         } else {
             sandboxed
         }
     } else {
-        judge(&set, &place, &actions, opts.role.as_deref(), false)
+        judge(&set, &place, &actions, &scope, false)
     };
     // What the policies cannot see in the actions alone: the text an edit adds, and the
     // files the last compile generated.
@@ -289,7 +298,91 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
             eprintln!("contextos: warning: the decision was not logged: {e}");
         }
     }
+    // What an allowed (or asked) call brings in taints the session from now on; recorded
+    // before the tool runs, so agents without post-tool hooks are covered too.
+    if !denied {
+        let sources = taint::sources(
+            &set,
+            &actions,
+            &judgement.shell_requests,
+            &judgement.read_paths,
+            &|s| mcp.trusted(s),
+        );
+        record_taint(&project.root, agent, &ev, &sources, opts, started);
+    }
     rendered
+}
+
+/// A post-tool event: records what it brought into the session (the same sources a
+/// pre-tool event records; recording twice changes nothing).
+fn observe(
+    agent: Agent,
+    explicit_project: Option<&Path>,
+    ev: &HookEvent,
+    opts: &AgentOpts,
+    started: Instant,
+) {
+    let Ok(root) = project_root(explicit_project, &ev.roots, ev.cwd.as_deref()) else {
+        return;
+    };
+    let Ok(project) = Project::discover(Some(&root)) else {
+        return;
+    };
+    let user_key = UserKey::load_or_create_default();
+    let Ok(Loaded::Ready { set, .. }) = policy_cache::load(&project, user_key.as_ref()) else {
+        return;
+    };
+    let place = Place::new(&project.root, ev.cwd.as_deref());
+    let actions = search::expand(&ev.actions, &place);
+    let secrets = Secrets::new(&set);
+    let mcp = McpFacts::new(&project);
+    let scope = Scope {
+        role: opts.role.as_deref(),
+        session: None,
+        secrets: &secrets,
+        mcp: &mcp,
+    };
+    let judgement = judge(&set, &place, &actions, &scope, false);
+    let sources = taint::sources(
+        &set,
+        &actions,
+        &judgement.shell_requests,
+        &judgement.read_paths,
+        &|s| mcp.trusted(s),
+    );
+    record_taint(&project.root, agent, ev, &sources, opts, started);
+}
+
+/// Adds `sources` to the session's taint and logs the new ones.
+fn record_taint(
+    root: &Path,
+    agent: Agent,
+    ev: &HookEvent,
+    sources: &[String],
+    opts: &AgentOpts,
+    started: Instant,
+) {
+    let Some(session) = ev.session.as_deref().filter(|s| !s.is_empty()) else {
+        return;
+    };
+    match taint::record(root, session, agent.as_str(), &ev.tool, sources) {
+        Ok(new) if !new.is_empty() && !opts.no_log => {
+            let rec = DecisionRecord {
+                agent: agent.as_str().to_string(),
+                event: ev.event.clone(),
+                tool: ev.tool.clone(),
+                request: serde_json::json!({ "session": session, "taint": new }),
+                verdict: "taint".into(),
+                rules: Vec::new(),
+                duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            };
+            if let Err(e) = record::append(root, &rec) {
+                eprintln!("contextos: warning: the taint was not logged: {e}");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!("contextos: warning: the session's taint was not recorded: {e}"),
+    }
 }
 
 /// The project's boundary mode, and whether shell commands are routed into the sandbox:
@@ -370,6 +463,7 @@ fn fail_logged(
                 rules: vec![format!("fail-closed:{cause}")],
                 host: false,
             }],
+            ..Judgement::default()
         };
         let ans = Answer::Deny {
             reason: message.to_string(),

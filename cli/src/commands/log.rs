@@ -31,6 +31,12 @@ enum What {
     /// Re-sign the head after checking that every record is intact (after a key change
     /// or a refused append).
     Reseal,
+    /// One agent session's timeline: what tainted it, and every verdict in it.
+    Show {
+        /// The agent's session id.
+        #[arg(long)]
+        session: String,
+    },
 }
 
 fn state_dir(ctx: &Context) -> Result<PathBuf, CliError> {
@@ -48,6 +54,31 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
                 Format::Text | Format::Github | Format::Sarif => {
                     for r in &records {
                         outln!("{}", tail_line(r));
+                    }
+                }
+            }
+            Ok(Exit::Ok)
+        }
+        What::Show { session } => {
+            let records: Vec<LoggedRecord> = decision_log::tail(&dir, usize::MAX)?
+                .into_iter()
+                .filter(|r| r.request.get("session").and_then(|s| s.as_str()) == Some(session))
+                .collect();
+            match ctx.format {
+                Format::Json => output::print_json(serde_json::json!({
+                    "session": session,
+                    "records": records,
+                })),
+                Format::Text | Format::Github | Format::Sarif => {
+                    if records.is_empty() {
+                        outln!("no records for session {session}");
+                    }
+                    let mut tainted = false;
+                    for r in &records {
+                        if r.verdict == "taint" {
+                            tainted = true;
+                        }
+                        outln!("{}", timeline_line(r, tainted));
                     }
                 }
             }
@@ -143,4 +174,44 @@ fn verify(ctx: &Context, dir: &std::path::Path, anchors: &[String]) -> Result<Ex
     } else {
         Ok(Exit::Findings)
     }
+}
+
+/// One line of a session's timeline: taint events say what entered the session; verdicts
+/// after the first taint are marked, since the taint rules may have decided them.
+fn timeline_line(r: &LoggedRecord, tainted: bool) -> String {
+    if r.verdict == "taint" {
+        let sources: Vec<String> = r
+            .request
+            .get("taint")
+            .and_then(|t| t.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return format!("{} TAINT  {:<18} {}", r.time, r.tool, sources.join(", "));
+    }
+    let actions = r
+        .request
+        .get("actions")
+        .map(|a| serde_json::to_string(a).unwrap_or_default())
+        .unwrap_or_default();
+    format!(
+        "{} {:<6} {:<18} {}{}{}",
+        r.time,
+        r.verdict,
+        r.tool,
+        actions,
+        if r.rules.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", r.rules.join(", "))
+        },
+        if tainted && r.verdict != "pass" && r.verdict != "allow" {
+            "  (tainted session)"
+        } else {
+            ""
+        }
+    )
 }

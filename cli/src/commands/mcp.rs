@@ -22,6 +22,94 @@ pub struct Args {
     /// Seconds a write waits for the project lock.
     #[arg(long, default_value_t = 30)]
     lock_timeout: u64,
+    /// Without a subcommand the server runs.
+    #[command(subcommand)]
+    pub what: Option<What>,
+}
+
+/// What `contextos mcp` does besides serving.
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Pin the current definitions of listed MCP servers (command, arguments, env and
+    /// header names, URL), after a person reviewed them. Agents are denied this
+    /// (`std-exec-governance-commands`).
+    Approve {
+        /// Server names from `[mcp] servers`.
+        #[arg(required_unless_present = "all")]
+        names: Vec<String>,
+        /// Every listed server.
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
+    },
+    /// The listed servers and their definitions against the pins.
+    Status,
+}
+
+/// `contextos mcp approve|status`.
+pub fn manage(
+    ctx: &crate::support::Context,
+    what: &What,
+) -> Result<crate::support::Exit, crate::support::CliError> {
+    use crate::support::mcp_pins::Pins;
+    use crate::support::{CliError, Exit, Format};
+    let project = ctx.project()?;
+    let root = &project.root;
+    let listed = &project.config.mcp.servers;
+    let pin_err = |e: crate::support::mcp_pins::PinError| CliError::Input(e.to_string());
+    let mut pins = Pins::load(root).map_err(pin_err)?;
+    match what {
+        What::Status => {
+            let rows: Vec<serde_json::Value> = listed
+                .iter()
+                .map(|n| serde_json::json!({"server": n, "definition": pins.state(root, n)}))
+                .collect();
+            if ctx.format == Format::Json {
+                crate::output::print_json(serde_json::json!({ "servers": rows }));
+            } else if rows.is_empty() {
+                println!("no MCP servers are listed ([mcp] servers in contextos.toml)");
+            } else {
+                for r in &rows {
+                    println!(
+                        "{:<24} {}",
+                        r["server"].as_str().unwrap_or(""),
+                        r["definition"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            Ok(Exit::Ok)
+        }
+        What::Approve { names, all } => {
+            let names: Vec<String> = if *all { listed.clone() } else { names.clone() };
+            let mut approved = Vec::new();
+            for n in &names {
+                if !listed.contains(n) {
+                    return Err(CliError::Input(format!(
+                        "`{n}` is not listed in [mcp] servers of contextos.toml; list it first"
+                    )));
+                }
+                if !pins.pin(root, n, "approve") {
+                    return Err(CliError::Input(format!(
+                        "no project MCP file defines `{n}` (looked in {})",
+                        crate::support::mcp_pins::DEFINITION_FILES
+                            .iter()
+                            .map(|(_, f)| *f)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+                approved.push(n.clone());
+            }
+            pins.save(root).map_err(pin_err)?;
+            if ctx.format == Format::Json {
+                crate::output::print_json(serde_json::json!({ "approved": approved }));
+            } else {
+                for n in &approved {
+                    println!("approved {n}");
+                }
+            }
+            Ok(Exit::Ok)
+        }
+    }
 }
 
 #[cfg(feature = "docker")]

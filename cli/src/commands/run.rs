@@ -263,9 +263,8 @@ mod imp {
             &args.argv,
             args.role.as_deref(),
             ShellOptions {
-                strict: false,
-                explain: false,
                 base: Some(&base),
+                ..ShellOptions::default()
             },
         );
         let verdict = decision.verdict;

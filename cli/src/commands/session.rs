@@ -26,6 +26,17 @@ enum What {
     },
     /// Remove the sessions idle past their deadline and the orphans of removed ones.
     Sweep,
+    /// The agent sessions that have read untrusted content, and what tainted them.
+    Taint,
+    /// Clear the taint of agent sessions (a person's decision: the stdlib denies it to
+    /// agents). IDs are the agents' session ids.
+    Clear {
+        #[arg(required_unless_present = "all")]
+        ids: Vec<String>,
+        /// Every agent session of this project.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+    },
 }
 
 #[cfg(feature = "docker")]
@@ -50,6 +61,60 @@ mod imp {
         let project = ctx.project()?;
         let dir = project.root.join(SESSIONS_DIR);
         match &args.what {
+            What::Taint => {
+                let records = crate::hook::taint::list(&project.root);
+                if ctx.format == Format::Json {
+                    output::print_json(json!({
+                        "schemaVersion": output::SCHEMA_VERSION,
+                        "sessions": records,
+                    }));
+                } else if records.is_empty() {
+                    println!("no tainted agent sessions");
+                } else {
+                    for r in &records {
+                        let sources: Vec<&str> =
+                            r.sources.iter().map(|s| s.source.as_str()).collect();
+                        println!("{}…  {}  {}", r.id_hint, r.agent, sources.join(", "));
+                    }
+                }
+                Ok(Exit::Ok)
+            }
+            What::Clear { ids, all } => {
+                let io = |e| CliError::io("cannot clear the session's taint", e);
+                let mut cleared = Vec::new();
+                let mut unknown = Vec::new();
+                if *all {
+                    let n = crate::hook::taint::clear_all(&project.root).map_err(io)?;
+                    cleared.push(format!("{n} session(s)"));
+                } else {
+                    for id in ids {
+                        if crate::hook::taint::clear(&project.root, id).map_err(io)? {
+                            cleared.push(id.clone());
+                        } else {
+                            unknown.push(id.clone());
+                        }
+                    }
+                }
+                if ctx.format == Format::Json {
+                    output::print_json(json!({
+                        "schemaVersion": output::SCHEMA_VERSION,
+                        "cleared": cleared,
+                        "unknown": unknown,
+                    }));
+                } else {
+                    for c in &cleared {
+                        println!("cleared {c}");
+                    }
+                    for id in &unknown {
+                        eprintln!("no tainted session {id}");
+                    }
+                }
+                Ok(if unknown.is_empty() {
+                    Exit::Ok
+                } else {
+                    Exit::Findings
+                })
+            }
             What::List => {
                 let now = SystemTime::now()
                     .duration_since(SystemTime::UNIX_EPOCH)

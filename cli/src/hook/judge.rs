@@ -8,12 +8,14 @@
 //! - `allow` only when every part was allowed by an explicit allow rule;
 //! - nothing at all when no rule spoke, so the agent's own permission flow decides.
 
+use crate::hook::egress::{self, McpFacts, Secrets};
 use contextos_engine::core::ir::HOST_OBLIGATION;
 use contextos_engine::effects::landing::{landing, Landing};
 use contextos_engine::emit::{Action, Answer};
 use contextos_engine::ShellBase;
 use contextos_engine::{
-    canon, Decision, Effect, EvalOptions, PathOp, PolicySet, Request, ShellOptions,
+    canon, Decision, Effect, EvalOptions, PathOp, PolicySet, Request, RequestKind, Session,
+    ShellOptions,
 };
 use std::path::Path;
 
@@ -21,6 +23,26 @@ use std::path::Path;
 #[derive(Debug, Default)]
 pub struct Judgement {
     pub parts: Vec<Part>,
+    /// The requests a shell line was decided as (for what taints the session).
+    pub shell_requests: Vec<Request>,
+    /// The paths the event's file tools read, as decided (project-relative or outside).
+    pub read_paths: Vec<String>,
+}
+
+/// Who asks and what the hook knows beside the actions: the role, the agent session,
+/// the secret detectors and the project's MCP servers.
+pub struct Scope<'a> {
+    pub role: Option<&'a str>,
+    pub session: Option<&'a Session>,
+    pub secrets: &'a Secrets<'a>,
+    pub mcp: &'a McpFacts,
+}
+
+impl Scope<'_> {
+    fn request(&self, r: Request) -> Request {
+        r.with_role(self.role.map(str::to_string))
+            .with_session(self.session.cloned())
+    }
 }
 
 /// One decided piece of an action.
@@ -228,6 +250,8 @@ fn subject(r: &Request) -> String {
         contextos_engine::RequestKind::Exec(e) => format!("`{}`", e.argv.join(" ")),
         contextos_engine::RequestKind::Plugin(p) => format!("plugin `{}`", p.name),
         contextos_engine::RequestKind::Commit(_) => "commit".into(),
+        contextos_engine::RequestKind::Net(n) => format!("{} `{}`", n.op.as_str(), n.target),
+        contextos_engine::RequestKind::Mcp(m) => format!("MCP tool `{}`", m.subject()),
     }
 }
 
@@ -248,10 +272,10 @@ fn judge_path(
     place: &Place,
     op: PathOp,
     path: &str,
-    role: Option<&str>,
+    scope: &Scope,
     out: &mut Vec<Part>,
 ) {
-    let req = Request::path(op, path).with_role(role.map(str::to_string));
+    let req = scope.request(Request::path(op, path));
     let d = set.decide(&req, EvalOptions::default());
     out.push(part_of(set, &d, false));
     // Outside the project only outside-anchored rules speak (temp directories, toolchain
@@ -260,7 +284,7 @@ fn judge_path(
         return;
     }
     if let Ok(canonical) = canon::canonical_path(path) {
-        judge_link_only(set, place, op, &canonical, role, out);
+        judge_link_only(set, place, op, &canonical, scope, out);
     }
 }
 
@@ -270,22 +294,28 @@ pub fn judge(
     set: &PolicySet,
     place: &Place,
     actions: &[Action],
-    role: Option<&str>,
+    scope: &Scope,
     routed: bool,
 ) -> Judgement {
     let mut parts = Vec::new();
+    let mut shell_requests = Vec::new();
+    let mut read_paths = Vec::new();
     for a in actions {
         match a {
             Action::Shell { line } => {
+                let carries = scope.secrets.carries(line);
                 let d = set.decide_shell(
                     line,
-                    role,
+                    scope.role,
                     ShellOptions {
                         strict: false,
                         explain: false,
                         base: Some(&place.base),
+                        session: scope.session,
+                        carries: &carries,
                     },
                 );
+                shell_requests.extend(d.parts.iter().map(|p| p.request.clone()));
                 if let Some(r) = &d.rejection {
                     parts.push(Part {
                         verdict: d.verdict,
@@ -307,7 +337,7 @@ pub fn judge(
                         }
                         if let Ok(c) = canon::canonical_path(&pr.path) {
                             let mut extra = Vec::new();
-                            judge_link_only(set, place, pr.op, &c, role, &mut extra);
+                            judge_link_only(set, place, pr.op, &c, scope, &mut extra);
                             parts.extend(extra);
                         }
                     }
@@ -316,7 +346,10 @@ pub fn judge(
             Action::Path { op, path } => {
                 let path = path.replace('\\', "/");
                 let rel = place.base.resolve(&path);
-                judge_path(set, place, *op, &rel, role, &mut parts);
+                if *op == PathOp::Read {
+                    read_paths.push(canon::canonical_path(&rel).unwrap_or_else(|_| rel.clone()));
+                }
+                judge_path(set, place, *op, &rel, scope, &mut parts);
             }
             // Not analysed (PowerShell's syntax is not POSIX shell): a person decides.
             Action::PowerShell { line } => parts.push(Part {
@@ -328,10 +361,45 @@ pub fn judge(
                 rules: Vec::new(),
                 host: false,
             }),
-            Action::Fetch { .. } | Action::Mcp { .. } => {}
+            Action::Fetch { url } => {
+                let req = egress::fetch("WebFetch", url, scope.secrets.carries(url));
+                let d = set.decide(
+                    &scope.request(Request::new(RequestKind::Net(req))),
+                    EvalOptions::default(),
+                );
+                parts.push(part_of(set, &d, false));
+            }
+            Action::Search { query } => {
+                let req = egress::search("WebSearch", query, scope.secrets.carries(query));
+                let d = set.decide(
+                    &scope.request(Request::new(RequestKind::Net(req))),
+                    EvalOptions::default(),
+                );
+                parts.push(part_of(set, &d, false));
+            }
+            Action::Mcp { server, tool, args } => {
+                let args = args
+                    .as_ref()
+                    .map(serde_json::Value::to_string)
+                    .unwrap_or_default();
+                let carries = scope.secrets.carries(&args);
+                // Cursor's `preToolUse` names MCP tools without their server: an unknown
+                // server is an unlisted one.
+                let server = server.as_deref().unwrap_or("?");
+                let req = scope.mcp.request(server, tool, &args, carries);
+                let d = set.decide(
+                    &scope.request(Request::new(RequestKind::Mcp(req))),
+                    EvalOptions::default(),
+                );
+                parts.push(part_of(set, &d, false));
+            }
         }
     }
-    Judgement { parts }
+    Judgement {
+        parts,
+        shell_requests,
+        read_paths,
+    }
 }
 
 /// A path request's path is outside the project (absolute or under `~`).
@@ -368,13 +436,13 @@ fn judge_link_only(
     place: &Place,
     op: PathOp,
     canonical: &str,
-    role: Option<&str>,
+    scope: &Scope,
     out: &mut Vec<Part>,
 ) {
     match landing(&place.root, canonical) {
         Landing::Same => {}
         Landing::Inside(real) => {
-            let req = Request::path(op, real).with_role(role.map(str::to_string));
+            let req = scope.request(Request::path(op, real));
             out.push(part_of(
                 set,
                 &set.decide(&req, EvalOptions::default()),

@@ -5,8 +5,10 @@
 //! the wire protocols live with each agent in `contextos-adapters`.
 
 pub mod content;
+pub mod egress;
 pub mod governance;
 pub mod judge;
 pub mod mode;
 pub mod record;
 pub mod search;
+pub mod taint;

@@ -112,7 +112,10 @@ mod tests {
     }
 
     fn j(parts: Vec<Part>) -> Judgement {
-        Judgement { parts }
+        Judgement {
+            parts,
+            ..Judgement::default()
+        }
     }
 
     const MODES: [Option<&str>; 8] = [

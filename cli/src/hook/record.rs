@@ -20,8 +20,13 @@ pub fn actions(actions: &[Action]) -> Vec<serde_json::Value> {
             Action::Shell { line } => serde_json::json!({"shell": line}),
             Action::PowerShell { line } => serde_json::json!({"powershell": line}),
             Action::Path { op, path } => serde_json::json!({"path": path, "op": op.as_str()}),
-            Action::Fetch { url } => serde_json::json!({"fetch": url}),
-            Action::Mcp { server, tool } => serde_json::json!({"mcp": tool, "server": server}),
+            Action::Fetch { url } => serde_json::json!({"fetch": mask_query(url)}),
+            Action::Search { query } => {
+                serde_json::json!({"search": query.chars().take(200).collect::<String>()})
+            }
+            Action::Mcp { server, tool, .. } => {
+                serde_json::json!({"mcp": tool, "server": server})
+            }
         })
         .collect()
 }
@@ -35,4 +40,13 @@ pub fn append(root: &Path, rec: &DecisionRecord) -> Result<(), LogError> {
         guard_timeout: LOG_LOCK_WAIT,
     };
     decision_log::append(&root.join(".contextos/state"), rec, &opts).map(|_| ())
+}
+
+/// A URL without its query and fragment: where secrets and tokens travel, so the log
+/// keeps only where the request went.
+fn mask_query(url: &str) -> String {
+    match url.find(['?', '#']) {
+        Some(i) => format!("{}?…", &url[..i]),
+        None => url.to_string(),
+    }
 }

@@ -46,7 +46,17 @@ pub async fn decide(
             } else {
                 shared.place()
             };
-            let judgement = judge(&set, &place, &owned, shared.role.as_deref(), routed);
+            let secrets = crate::hook::egress::Secrets::new(&set);
+            let mcp = crate::hook::egress::McpFacts::new(&shared.project);
+            let session =
+                crate::hook::taint::session(&shared.project.root, Some(shared.session.as_str()));
+            let scope = crate::hook::judge::Scope {
+                role: shared.role.as_deref(),
+                session: session.as_ref(),
+                secrets: &secrets,
+                mcp: &mcp,
+            };
+            let judgement = judge(&set, &place, &owned, &scope, routed);
             Ok((Arc::new(set), judgement))
         })
         .await
@@ -60,6 +70,7 @@ pub async fn decide(
                     rules: vec!["fail-closed:policy-invalid".into()],
                     host: false,
                 }],
+                ..Judgement::default()
             };
             log(state, tool, actions, &judgement, "deny", "denied", started);
         })?
@@ -191,6 +202,7 @@ pub fn log_invalid(state: &State, tool: &str, error: &ToolError) {
             rules: vec!["fail-closed:invalid-input".into()],
             host: false,
         }],
+        ..Judgement::default()
     };
     let outcome = format!("invalid: {}", error.0);
     log(

@@ -14,11 +14,12 @@ use std::collections::BTreeSet;
 /// Everything the passes produced, ready to be assembled.
 pub(super) struct Lowered {
     pub(super) rules: Vec<CompiledRule>,
-    pub(super) defaults: [Effect; 4],
+    pub(super) defaults: [Effect; crate::request::Domain::COUNT],
     pub(super) guides: Vec<CompiledGuide>,
     pub(super) detectors: Vec<CompiledDetector>,
     pub(super) tests: Vec<CompiledTest>,
     pub(super) roles: BTreeSet<String>,
+    pub(super) runtime_lets: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// Builds the index (and, unless lazy, compiles every glob now) and assembles the set; the
@@ -35,6 +36,7 @@ pub(super) fn policy_set(
         detectors,
         tests,
         roles,
+        runtime_lets,
     } = lowered;
     let Ctx {
         mut diags, scripts, ..
@@ -72,6 +74,7 @@ pub(super) fn policy_set(
         detectors,
         tests,
         roles,
+        runtime_lets,
         index,
         scripts,
     });

@@ -123,8 +123,12 @@ pub(super) fn declare(ctx: &mut Ctx, parsed: &[ast::PolicyFile]) -> Defaults {
 
 /// The effect of every domain; one without a declared default denies, with a warning when
 /// there are policy files at all.
-pub(super) fn default_effects(ctx: &mut Ctx, defaults: &Defaults, any_file: bool) -> [Effect; 4] {
-    let mut default_effects = [Effect::Deny; 4];
+pub(super) fn default_effects(
+    ctx: &mut Ctx,
+    defaults: &Defaults,
+    any_file: bool,
+) -> [Effect; Domain::COUNT] {
+    let mut default_effects = [Effect::Deny; Domain::COUNT];
     for d in Domain::ALL {
         match defaults.get(&d) {
             Some((e, ..)) => default_effects[d.index()] = *e,

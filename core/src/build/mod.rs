@@ -20,6 +20,7 @@ mod obligations;
 mod output;
 mod rules;
 mod test_blocks;
+mod test_requests;
 
 pub use detectors::{check_regex, DEFAULT_LOOKBACK, REGEX_SIZE_LIMIT};
 pub use header::LANGUAGE_VERSION;
@@ -98,6 +99,7 @@ pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
         tests.extend(test_blocks::compile_test(&mut ctx, fi, t, &all_ids, &roles));
     }
     let defaults = header::default_effects(&mut ctx, &defaults, !files.is_empty());
+    let runtime_lets = runtime_lets(&mut ctx);
     let (policy, diagnostics) = assemble::policy_set(
         ctx,
         options.lazy,
@@ -108,6 +110,7 @@ pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
             detectors,
             tests,
             roles,
+            runtime_lets,
         },
     );
     BuildOutput {
@@ -115,4 +118,20 @@ pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
         files,
         diagnostics,
     }
+}
+
+/// The values of the runtime's `let`s that the sources define (see
+/// [`crate::policy::RUNTIME_LETS`]).
+fn runtime_lets(ctx: &mut Ctx) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for name in crate::policy::RUNTIME_LETS {
+        let Some(def) = ctx.lets.get(*name) else {
+            continue;
+        };
+        let (file, items) = (def.file, def.items.clone());
+        if let Some(v) = ctx.expand(file, &items, &mut vec![(*name).to_string()]) {
+            out.insert((*name).to_string(), v);
+        }
+    }
+    out
 }

@@ -86,6 +86,14 @@ pub(super) fn compile_rule(
             }
         }
     }
+    // An MCP pattern without `/` names servers: `github` is every tool of `github`.
+    if domain == Domain::Mcp {
+        for (p, _) in patterns.iter_mut() {
+            if !p.contains('/') && p != "**" {
+                p.push_str("/*");
+            }
+        }
+    }
     let mut exec_patterns = Vec::new();
     for (p, span) in &patterns {
         if domain == Domain::Exec {
@@ -96,6 +104,17 @@ pub(super) fn compile_rule(
                     Diagnostic::error("E0112", *span, format!("invalid exec pattern `{p}`: {e}")),
                 ),
             }
+        } else if domain == Domain::Net && crate::net::cidr(p).is_some() {
+            // An address range, matched by containment.
+        } else if let Some(problem) = (domain == Domain::Net)
+            .then(|| crate::net::pattern_problem(p))
+            .flatten()
+        {
+            ctx.err(
+                fi,
+                Diagnostic::error("E0112", *span, format!("invalid net pattern `{p}`"))
+                    .with_label(problem),
+            );
         } else if let Err(e) = path_glob(p) {
             ctx.err(
                 fi,

@@ -85,6 +85,14 @@ pub(super) fn compile_test(
                 }
                 good.then(|| TestSubject::Request(Box::new(Request::new(RequestKind::Plugin(p)))))
             }
+            ast::TestRequest::Net { op, target, fields } => {
+                super::test_requests::net(ctx, fi, op, target, fields)
+                    .map(|r| TestSubject::Request(Box::new(r)))
+            }
+            ast::TestRequest::Mcp { name, fields } => {
+                super::test_requests::mcp(ctx, fi, name, fields)
+                    .map(|r| TestSubject::Request(Box::new(r)))
+            }
             ast::TestRequest::Commit { files, fields } => {
                 let files = ctx.expand(fi, &files.node, &mut Vec::new());
                 let mut req = CommitRequest {
@@ -152,6 +160,7 @@ pub(super) fn compile_test(
             Some(subject) => cases.push(CompiledCase {
                 subject,
                 role: c.role.as_ref().map(|r| r.node.clone()),
+                tainted: c.tainted.is_some(),
                 expect: c.expect.node,
                 expect_rules: c.expect_rules.iter().map(|r| r.node.clone()).collect(),
                 text: ctx.text(fi, c.span),

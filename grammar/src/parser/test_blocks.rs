@@ -53,6 +53,21 @@ impl<'a, const TRACK: bool> Parser<'a, TRACK> {
             })
         })
         .or_else(|| {
+            self.r(R::NetReq, p, || {
+                let (op, e) = self.ident_s(self.skip(self.lit(p, "net")?))?;
+                let (target, e) = self.string(self.skip(e))?;
+                let (fields, e) = self.opt_fields(e);
+                Some((TestRequest::Net { op, target, fields }, e))
+            })
+        })
+        .or_else(|| {
+            self.r(R::McpReq, p, || {
+                let (name, e) = self.string(self.skip(self.lit(p, "mcp")?))?;
+                let (fields, e) = self.opt_fields(e);
+                Some((TestRequest::Mcp { name, fields }, e))
+            })
+        })
+        .or_else(|| {
             self.r(R::CommitReq, p, || {
                 let (files, e) = self.list(self.skip(self.lit(p, "commit")?))?;
                 let (fields, e) = self.opt_fields(e);
@@ -73,6 +88,11 @@ impl<'a, const TRACK: bool> Parser<'a, TRACK> {
             role = Some(s);
             q = self.skip(e);
         }
+        let mut tainted = None;
+        if let Some(e) = self.r(R::Tainted, q, || self.lit(q, "tainted")) {
+            tainted = Some(Span::new(q, e));
+            q = self.skip(e);
+        }
         let q = self.skip(self.lit(q, "=>")?);
         let ((expect, expect_rules), e) = self.r(R::Expectation, q, || self.expectation(q))?;
         let end = self.expect(self.skip(e), b';')?;
@@ -80,6 +100,7 @@ impl<'a, const TRACK: bool> Parser<'a, TRACK> {
             TestCase {
                 request,
                 role,
+                tainted,
                 expect,
                 expect_rules,
                 span: Span::new(p, end),

@@ -178,9 +178,10 @@ fn rule_name(r: R) -> &'static str {
         R::boolean => "`true` or `false`",
         R::script_block => "`script { … }`",
         R::test_case | R::request => {
-            "a test case (`path OP \"…\"`, `exec …`, `plugin …`, `commit […]`)"
+            "a test case (`path OP \"…\"`, `exec …`, `plugin …`, `commit […]`, `net OP …`, `mcp …`)"
         }
         R::as_role => "`as role \"…\"`",
+        R::tainted => "`tainted`",
         R::expectation => "an expected verdict",
         R::rule_ref => "a rule id",
         R::file | R::single_stmt => "a statement (`language`, `default`, `let`, `role`, `test`, `guide`, `detector` or a rule)",
@@ -713,6 +714,24 @@ fn build_test_case(pair: Pair<R>, off: usize) -> Built<TestCase> {
                 fields: build_fields(r, off)?,
             }
         }
+        R::net_req => {
+            let mut r = req.into_inner();
+            let op = spanned_text(&next(&mut r, rspan)?, off);
+            let target = build_string(next(&mut r, rspan)?, off)?;
+            TestRequest::Net {
+                op,
+                target,
+                fields: build_fields(r, off)?,
+            }
+        }
+        R::mcp_req => {
+            let mut r = req.into_inner();
+            let name = build_string(next(&mut r, rspan)?, off)?;
+            TestRequest::Mcp {
+                name,
+                fields: build_fields(r, off)?,
+            }
+        }
         R::commit_req => {
             let mut r = req.into_inner();
             let list = next(&mut r, rspan)?;
@@ -725,10 +744,12 @@ fn build_test_case(pair: Pair<R>, off: usize) -> Built<TestCase> {
         _ => return Err(internal(rspan)),
     };
     let mut role = None;
+    let mut tainted = None;
     let mut expectation = None;
     for item in it {
         match item.as_rule() {
             R::as_role => role = Some(build_string(first_inner(item, span)?, off)?),
+            R::tainted => tainted = Some(span_of(&item, off)),
             R::expectation => expectation = Some(item),
             _ => return Err(internal(span_of(&item, off))),
         }
@@ -748,6 +769,7 @@ fn build_test_case(pair: Pair<R>, off: usize) -> Built<TestCase> {
     Ok(TestCase {
         request,
         role,
+        tainted,
         expect,
         expect_rules,
         span,

@@ -422,7 +422,25 @@ pub(super) fn gh(args: &[String], out: &mut Out) {
             out.read(file);
         }
     }
-    p.values('\0', "hostname").for_each(|h| out.net(h));
+    // Every gh command but the local ones talks to GitHub's API (or `--hostname`'s).
+    let local = listed(
+        "completion alias help config",
+        ops.first().copied().unwrap_or_default(),
+    );
+    let mut hosts = p.values('\0', "hostname").peekable();
+    if hosts.peek().is_none() && !local {
+        out.net("https://api.github.com");
+    }
+    hosts.for_each(|h| out.net(h));
+    // Uploads: the files a gist or a release carries off.
+    match (ops.first().copied(), ops.get(1).copied()) {
+        (Some("gist"), Some("create" | "new")) => {
+            out.reads(ops.iter().skip(2).copied().filter(|f| *f != "-"))
+        }
+        (Some("release"), Some("upload")) => out.reads(ops.iter().skip(3).copied()),
+        (Some("release"), Some("create")) => out.reads(ops.iter().skip(3).copied()),
+        _ => {}
+    }
     if ops.first() == Some(&"extension") && ops.get(1) == Some(&"install") {
         out.opaque("'gh extension install' installs code that gh runs");
     }

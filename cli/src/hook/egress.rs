@@ -1,0 +1,208 @@
+//! What the hook knows beyond an action's words, for the `net` and `mcp` domains: the
+//! secret material a request carries (the scan detectors run over its URL, query,
+//! arguments or command line), and what the project says about an MCP server (listed,
+//! trusted, its definition against the pin).
+
+use crate::project::Project;
+use crate::support::mcp_pins::Pins;
+use contextos_engine::{McpRequest, NetOp, NetRequest, PolicySet};
+
+/// The secret detectors of the policy set, for `net.carries` and `mcp.carries`; prepared
+/// on first use, so a file operation's hook call never pays for them.
+pub struct Secrets<'a> {
+    #[cfg_attr(
+        not(feature = "scan"),
+        allow(dead_code, reason = "read by the detectors only")
+    )]
+    set: &'a PolicySet,
+    #[cfg(feature = "scan")]
+    detectors: std::sync::OnceLock<Option<contextos_engine::scan::detect::Detectors>>,
+}
+
+impl<'a> Secrets<'a> {
+    /// The detectors of `set`, not yet prepared. A set whose detectors cannot be prepared
+    /// finds nothing here; `check` reports them.
+    pub fn new(set: &'a PolicySet) -> Secrets<'a> {
+        Secrets {
+            set,
+            #[cfg(feature = "scan")]
+            detectors: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `secret:ID` for every secret detector that fires on `text`.
+    pub fn carries(&self, text: &str) -> Vec<String> {
+        #[cfg(feature = "scan")]
+        {
+            use contextos_engine::scan::{self, Added, ChangeStatus, ChangedFile, EntryKind};
+            if text.is_empty() {
+                return Vec::new();
+            }
+            let prepared = self.detectors.get_or_init(|| {
+                contextos_engine::scan::detect::Detectors::new(&self.set.detectors).ok()
+            });
+            let Some(d) = prepared else {
+                return Vec::new();
+            };
+            // URLs carry values percent-encoded; detectors read them decoded too.
+            let decoded = percent_decode(text);
+            let body = if decoded == text {
+                text.to_string()
+            } else {
+                format!("{text}\n{decoded}")
+            };
+            let file = ChangedFile {
+                path: "request.txt".into(),
+                status: ChangeStatus::Added,
+                kind: EntryKind::File,
+                size: body.len() as u64,
+                content: Some(body.into_bytes()),
+                added: Added::All,
+                oversize: false,
+            };
+            let mut out: Vec<String> = scan::find(d, &[file], None)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f.kind == scan::finding::FindingKind::Secret)
+                .map(|f| format!("secret:{}", f.rule))
+                .collect();
+            out.sort();
+            out.dedup();
+            out
+        }
+        #[cfg(not(feature = "scan"))]
+        {
+            let _ = text;
+            Vec::new()
+        }
+    }
+}
+
+/// `%41` → `A`; invalid escapes are kept as written.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What the project says about its MCP servers.
+pub struct McpFacts {
+    listed: Vec<String>,
+    trusted: Vec<String>,
+    pins: Result<Pins, String>,
+    root: std::path::PathBuf,
+}
+
+impl McpFacts {
+    pub fn new(project: &Project) -> McpFacts {
+        McpFacts {
+            listed: project.config.mcp.servers.clone(),
+            trusted: project.config.mcp.trusted.clone(),
+            pins: Pins::load(&project.root).map_err(|e| e.to_string()),
+            root: project.root.clone(),
+        }
+    }
+
+    /// ContextOS's own server is always listed and trusted: it decides its own tools.
+    fn own(server: &str) -> bool {
+        server == contextos_engine::emit::wiring::MCP_SERVER
+    }
+
+    pub fn trusted(&self, server: &str) -> bool {
+        Self::own(server) || self.trusted.iter().any(|s| s == server)
+    }
+
+    /// The `mcp` request for a call. A pin file that cannot be read counts every listed
+    /// server as changed (refused), never as pinned.
+    pub fn request(
+        &self,
+        server: &str,
+        tool: &str,
+        args: &str,
+        carries: Vec<String>,
+    ) -> McpRequest {
+        let listed = Self::own(server) || self.listed.iter().any(|s| s == server);
+        let definition = if Self::own(server) {
+            "pinned".to_string()
+        } else if !listed {
+            String::new()
+        } else {
+            match &self.pins {
+                Ok(p) => p.state(&self.root, server).to_string(),
+                Err(_) => "changed".to_string(),
+            }
+        };
+        McpRequest {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            args: args.to_string(),
+            carries,
+            listed,
+            trusted: self.trusted(server),
+            definition,
+        }
+    }
+}
+
+/// The `net` request of a web fetch by an agent tool.
+pub fn fetch(tool: &str, url: &str, carries: Vec<String>) -> NetRequest {
+    NetRequest {
+        op: NetOp::Fetch,
+        target: url.to_string(),
+        tool: tool.to_string(),
+        method: "GET".into(),
+        carries,
+        ..NetRequest::default()
+    }
+}
+
+/// The `net` request of a web search: the query goes to the agent's search provider,
+/// named `search://web`.
+pub fn search(tool: &str, query: &str, carries: Vec<String>) -> NetRequest {
+    let mut target = url_encoded(query);
+    target.insert_str(0, "search://web/?q=");
+    NetRequest {
+        op: NetOp::Fetch,
+        target,
+        tool: tool.to_string(),
+        method: "GET".into(),
+        carries,
+        ..NetRequest::default()
+    }
+}
+
+fn url_encoded(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_escapes_are_decoded_and_broken_ones_kept() {
+        assert_eq!(percent_decode("a%41b+c%zz%4"), "aAb c%zz%4");
+        assert_eq!(url_encoded("a b/c"), "a%20b%2Fc");
+    }
+}
