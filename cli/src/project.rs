@@ -16,6 +16,18 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     #[serde(default)]
     pub boundary: BoundaryConfig,
+    #[serde(default)]
+    pub compile: CompileConfig,
+}
+
+/// `[compile]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompileConfig {
+    /// The targets `contextos compile` and `gate` use when `--target` is not given
+    /// (`contextos init` writes the agents it found); every target when unset.
+    #[serde(default)]
+    pub targets: Option<Vec<String>>,
 }
 
 /// `[boundary]` in `contextos.toml`: how far `compile` wires the agents into ContextOS.
