@@ -28,9 +28,11 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::Codex => codex::emit::emit(set),
         };
         out.outputs.extend(e.outputs);
-        out.outputs.extend(wiring::registration(*t, &opts.mcp_servers));
+        out.outputs
+            .extend(wiring::registration(*t, &opts.mcp_servers));
         out.lossy.extend(e.lossy);
-        out.lossy.extend(wiring::allowlist_notes(*t, &opts.mcp_servers));
+        out.lossy
+            .extend(wiring::allowlist_notes(*t, &opts.mcp_servers));
     }
     out.outputs
         .sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));

@@ -213,7 +213,12 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ),
     // VS Code's agent hooks run `.claude/settings.json` with their own payload
     // (`hookEventName`, VS Code tool names) and read Claude's envelope.
-    ("claude", "vscode-run-in-terminal-rm-home", "deny", "std-exec-rm-root"),
+    (
+        "claude",
+        "vscode-run-in-terminal-rm-home",
+        "deny",
+        "std-exec-rm-root",
+    ),
     (
         "claude",
         "vscode-read-file-ssh-key",
@@ -358,7 +363,11 @@ fn real_payloads_get_the_stdlib_answer_in_each_protocol() {
 #[test]
 fn other_agents_running_the_claude_hook_are_answered_in_their_dialect() {
     let p = Proj::new();
-    let h = p.hook("claude", &fixture("claude", "vscode-run-in-terminal-rm-home"), &[]);
+    let h = p.hook(
+        "claude",
+        &fixture("claude", "vscode-run-in-terminal-rm-home"),
+        &[],
+    );
     let v: Value = serde_json::from_str(&h.stdout).unwrap();
     assert_eq!(h.code, 0, "{}", h.stderr);
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");

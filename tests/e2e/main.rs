@@ -12,6 +12,7 @@ mod compile;
 mod exec_corpus;
 mod githook;
 mod hooks;
+mod init;
 mod mcp;
 mod plugins;
 mod sandbox;

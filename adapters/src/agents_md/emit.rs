@@ -309,16 +309,21 @@ Validate input.
 
     #[test]
     fn nested_directories_cover_the_scope_exactly() {
-        let d = |globs: &[&str]| {
-            nested_dirs(&globs.iter().map(|g| g.to_string()).collect::<Vec<_>>())
-        };
+        let d =
+            |globs: &[&str]| nested_dirs(&globs.iter().map(|g| g.to_string()).collect::<Vec<_>>());
         assert_eq!(d(&["src/api/**/*.ts"]), Some(vec!["src/api".into()]));
         assert_eq!(
             d(&["src/{handlers,routes}/**"]),
             Some(vec!["src/handlers".into(), "src/routes".into()])
         );
         assert_eq!(d(&["src/a*/x.rs"]), Some(vec!["src".into()]));
-        for anywhere in [&["**/*.ts"][..], &["*.md"], &["/etc/x/*"], &["../x/y"], &["src/**", "*.rs"]] {
+        for anywhere in [
+            &["**/*.ts"][..],
+            &["*.md"],
+            &["/etc/x/*"],
+            &["../x/y"],
+            &["src/**", "*.rs"],
+        ] {
             assert_eq!(d(anywhere), None, "{anywhere:?}");
         }
     }
@@ -334,11 +339,7 @@ Validate input.
         for r in &set.rules {
             assert!(text.contains(&md_code(&r.id)), "rule {} missing", r.id);
         }
-        let everything: String = e
-            .outputs
-            .iter()
-            .map(|o| block_text(&e, &o.path))
-            .collect();
+        let everything: String = e.outputs.iter().map(|o| block_text(&e, &o.path)).collect();
         for g in &set.guides {
             assert!(
                 everything.contains(&md_inline(&g.title)),

@@ -56,8 +56,7 @@ pub(crate) const HOOK_COMMAND: &str = "contextos hook claude";
 pub(crate) const HOOK_MATCHER: &str = "Bash|Monitor|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|Glob|Grep|WebFetch|WebSearch|mcp__.*";
 /// The tools whose results the hook observes after they ran (`PostToolUse`): what came in
 /// from the network, from files and commands, and from MCP servers.
-pub(crate) const POST_HOOK_MATCHER: &str =
-    "Bash|Monitor|Read|Grep|Glob|WebFetch|WebSearch|mcp__.*";
+pub(crate) const POST_HOOK_MATCHER: &str = "Bash|Monitor|Read|Grep|Glob|WebFetch|WebSearch|mcp__.*";
 const SETTINGS: &str = ".claude/settings.json";
 
 /// In boundary mode the native write tools are denied outright, so writes go through the
@@ -549,7 +548,10 @@ pub(crate) mod tests {
     #[test]
     fn deterministic() {
         let set = full();
-        assert_eq!(emit(&set, &opts(Mode::Guard)), emit(&set, &opts(Mode::Guard)));
+        assert_eq!(
+            emit(&set, &opts(Mode::Guard)),
+            emit(&set, &opts(Mode::Guard))
+        );
         let a = serde_json::to_string(&emit(&set, &opts(Mode::Guard))).unwrap();
         let b = serde_json::to_string(&emit(&full(), &opts(Mode::Guard))).unwrap();
         assert_eq!(a, b);

@@ -51,8 +51,16 @@ pub(crate) fn caller(obj: &Obj) -> Caller {
     let copilot_tool = tool.is_some_and(|t| {
         matches!(
             t,
-            "bash" | "powershell" | "view" | "create" | "edit" | "str_replace_editor"
-                | "apply_patch" | "glob" | "grep" | "web_fetch"
+            "bash"
+                | "powershell"
+                | "view"
+                | "create"
+                | "edit"
+                | "str_replace_editor"
+                | "apply_patch"
+                | "glob"
+                | "grep"
+                | "web_fetch"
         )
     });
     // Claude Code always sends `transcript_path` and never a `timestamp`.
@@ -420,7 +428,9 @@ mod tests {
     fn the_caller_is_told_by_the_payload() {
         let c = |s: &str| caller(&serde_json::from_str(s).unwrap());
         assert_eq!(
-            c(r#"{"hook_event_name":"PreToolUse","transcript_path":"/t","tool_name":"Read","tool_input":{"file_path":"a"}}"#),
+            c(
+                r#"{"hook_event_name":"PreToolUse","transcript_path":"/t","tool_name":"Read","tool_input":{"file_path":"a"}}"#
+            ),
             Caller::ClaudeCode
         );
         // Without evidence, Claude Code's reading (which fails closed) stays.

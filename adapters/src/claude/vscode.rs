@@ -16,8 +16,8 @@
 use crate::protocol::apply_patch::{apply_patch_actions, apply_patch_edits};
 use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
 use crate::protocol::fields::{
-    args_object, edit, glob_reads, loose_str, opt_owned, opt_str, path, paths_from, perr,
-    req_str, shell, text_of, Obj,
+    args_object, edit, glob_reads, loose_str, opt_owned, opt_str, path, paths_from, perr, req_str,
+    shell, text_of, Obj,
 };
 use crate::Agent;
 use contextos_core::PathOp;
@@ -120,7 +120,12 @@ fn replacement_paths(input: &Obj, label: &str) -> Result<Vec<Action>, ProtocolEr
 }
 
 /// A list of file paths (`editFiles`' `files`), each one an action.
-fn file_list(input: &Obj, key: &str, op: PathOp, label: &str) -> Result<Vec<Action>, ProtocolError> {
+fn file_list(
+    input: &Obj,
+    key: &str,
+    op: PathOp,
+    label: &str,
+) -> Result<Vec<Action>, ProtocolError> {
     let Some(items) = input.get(key).and_then(Value::as_array) else {
         return Err(perr(format!("{label}: `{key}` is not an array")));
     };
@@ -180,10 +185,12 @@ fn unknown_tool_paths(input: &Obj, label: &str) -> Result<Vec<Action>, ProtocolE
 fn edits(tool: &str, input: &Obj) -> Vec<Edit> {
     match tool {
         "apply_patch" => apply_patch_edits(&Value::Object(input.clone())),
-        "create_file" | "createFile" => match (text_of(input, &FILE_KEYS), text_of(input, &["content"])) {
-            (Some(f), Some(c)) => vec![edit(f, "", c, true)],
-            _ => Vec::new(),
-        },
+        "create_file" | "createFile" => {
+            match (text_of(input, &FILE_KEYS), text_of(input, &["content"])) {
+                (Some(f), Some(c)) => vec![edit(f, "", c, true)],
+                _ => Vec::new(),
+            }
+        }
         "replace_string_in_file" => replacement(input).into_iter().collect(),
         "multi_replace_string_in_file" => input
             .get("replacements")

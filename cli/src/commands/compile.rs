@@ -6,11 +6,11 @@
 
 use crate::output;
 use crate::support::outputs::{prepare, project_targets, read_text};
-use contextos_engine::emit::Agent;
 use crate::support::{CliError, Context, Exit, Format};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::emit::merge::{self, Drift, Plan};
+use contextos_engine::emit::Agent;
 use contextos_engine::emit::Lossy;
 use contextos_engine::{Layer, PolicySet};
 use std::collections::BTreeMap;
@@ -256,16 +256,15 @@ fn compile_run(
 /// same for every project, enforced exactly by the hook — summed up in one note unless
 /// `verbose` lists them too.
 fn lossy_report(set: &PolicySet, lossy: &[Lossy], verbose: bool) -> Vec<String> {
-    let layer: BTreeMap<&str, Layer> = set
-        .rules
-        .iter()
-        .map(|r| (r.id.as_str(), r.layer))
-        .collect();
+    let layer: BTreeMap<&str, Layer> = set.rules.iter().map(|r| (r.id.as_str(), r.layer)).collect();
     // Notes that are not about a rule (`[mcp] servers`) are the project's own.
     let own = |l: &Lossy| layer.get(l.rule.as_str()).is_none_or(|x| *x == Layer::User);
     let mut by_rule: BTreeMap<(bool, &str), Vec<&Lossy>> = BTreeMap::new();
     for l in lossy {
-        by_rule.entry((!own(l), l.rule.as_str())).or_default().push(l);
+        by_rule
+            .entry((!own(l), l.rule.as_str()))
+            .or_default()
+            .push(l);
     }
     let mut out = Vec::new();
     let mut hidden_rules = 0usize;
@@ -276,8 +275,15 @@ fn lossy_report(set: &PolicySet, lossy: &[Lossy], verbose: bool) -> Vec<String> 
             hidden_notes += notes.len();
             continue;
         }
-        let origin = notes.first().map(|l| l.origin.to_string()).unwrap_or_default();
-        let whose = if *shipped { " (standard library or plugin)" } else { "" };
+        let origin = notes
+            .first()
+            .map(|l| l.origin.to_string())
+            .unwrap_or_default();
+        let whose = if *shipped {
+            " (standard library or plugin)"
+        } else {
+            ""
+        };
         out.push(format!(
             "warning[lossy]: rule `{rule}`{whose} ({origin}) is not expressed exactly by every agent:"
         ));

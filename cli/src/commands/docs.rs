@@ -59,9 +59,9 @@ fn write_pages(
     dir: &std::path::Path,
     written: &mut Vec<PathBuf>,
 ) -> Result<(), CliError> {
-    let page = cmd.clone().name(name.to_string());
     let mut buf = Vec::new();
-    clap_mangen::Man::new(page)
+    clap_mangen::Man::new(cmd.clone())
+        .title(name)
         .render(&mut buf)
         .map_err(|e| CliError::io("rendering a manual page", e))?;
     let path = dir.join(format!("{name}.1"));

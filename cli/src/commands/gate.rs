@@ -3,7 +3,7 @@
 //! class, as GitHub annotations and a step summary where asked.
 
 use crate::output::{self, escape_data, escape_property};
-use crate::support::outputs::{prepare, remedy, project_targets};
+use crate::support::outputs::{prepare, project_targets, remedy};
 use crate::support::{CliError, Context, Exit, Format};
 use contextos_engine::testing::run_tests;
 use std::path::Path;

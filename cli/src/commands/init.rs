@@ -129,7 +129,9 @@ pub use imp::run;
 /// Installing the git hook reads git: only in a build with the git reader.
 #[cfg(feature = "scan")]
 mod imp {
-    use super::{config_text, detect, has_policies, Args, CONFIG_PATH, POLICY_PATH, STARTER_POLICY};
+    use super::{
+        config_text, detect, has_policies, Args, CONFIG_PATH, POLICY_PATH, STARTER_POLICY,
+    };
     use crate::commands::compile;
     use crate::project::Project;
     use crate::support::{CliError, Context, Exit, Format};
@@ -139,149 +141,150 @@ mod imp {
     use std::path::PathBuf;
     use std::time::Duration;
 
-/// What init did to one thing, for the summary.
-struct Done {
-    what: String,
-    done: String,
-}
+    /// What init did to one thing, for the summary.
+    struct Done {
+        what: String,
+        done: String,
+    }
 
-pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
-    let root = Project::find_root(ctx.project.as_deref())?;
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let chosen: Vec<(Agent, String)> = if args.agents.is_empty() {
-        detect(&root, home.as_deref())
-    } else {
-        let mut out = Vec::new();
-        for name in &args.agents {
-            let a = Agent::parse(name.trim()).ok_or_else(|| {
-                CliError::Input(format!(
-                    "unknown agent `{name}` (known: {})",
-                    Agent::ALL.map(Agent::as_str).join(", ")
-                ))
-            })?;
-            if !out.iter().any(|(x, _)| *x == a) {
-                out.push((a, "chosen with --agents".to_string()));
+    pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
+        let root = Project::find_root(ctx.project.as_deref())?;
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let chosen: Vec<(Agent, String)> = if args.agents.is_empty() {
+            detect(&root, home.as_deref())
+        } else {
+            let mut out = Vec::new();
+            for name in &args.agents {
+                let a = Agent::parse(name.trim()).ok_or_else(|| {
+                    CliError::Input(format!(
+                        "unknown agent `{name}` (known: {})",
+                        Agent::ALL.map(Agent::as_str).join(", ")
+                    ))
+                })?;
+                if !out.iter().any(|(x, _)| *x == a) {
+                    out.push((a, "chosen with --agents".to_string()));
+                }
+            }
+            // CLAUDE.md imports AGENTS.md.
+            if out.iter().any(|(a, _)| *a == Agent::Claude)
+                && !out.iter().any(|(a, _)| *a == Agent::AgentsMd)
+            {
+                out.push((Agent::AgentsMd, "CLAUDE.md imports it".to_string()));
+            }
+            out.sort();
+            out
+        };
+        let targets: Vec<Agent> = chosen.iter().map(|(a, _)| *a).collect();
+
+        let mut report = Vec::new();
+        let mut scaffold = Vec::new();
+        for (path, text) in [
+            (CONFIG_PATH, config_text(&targets)),
+            (POLICY_PATH, STARTER_POLICY.to_string()),
+        ] {
+            // A starter policy only where the project has no policy of its own yet.
+            let present = root.join(path).exists()
+                || (path == POLICY_PATH && has_policies(&root.join(".contextos/policies")));
+            if present {
+                report.push(Done {
+                    what: path.into(),
+                    done: "kept (already there; never overwritten)".into(),
+                });
+            } else {
+                scaffold.push(Step {
+                    change: Change::Write {
+                        path: path.into(),
+                        content: text.into_bytes(),
+                        mode: 0o644,
+                        exact_mode: false,
+                    },
+                    // Written only if still absent when the transaction runs.
+                    precondition: Precondition::MustNotExist,
+                });
+                report.push(Done {
+                    what: path.into(),
+                    done: "created".into(),
+                });
             }
         }
-        // CLAUDE.md imports AGENTS.md.
-        if out.iter().any(|(a, _)| *a == Agent::Claude) && !out.iter().any(|(a, _)| *a == Agent::AgentsMd) {
-            out.push((Agent::AgentsMd, "CLAUDE.md imports it".to_string()));
+        if !scaffold.is_empty() {
+            let guard = ctx.take_lock(&root, "contextos init", Duration::from_secs(30))?;
+            let safe = SafeRoot::open(&root)?;
+            journal::recover(&safe, &guard).map_err(|error| CliError::Journal {
+                doing: "recovering the journal",
+                error,
+            })?;
+            journal::commit(&safe, &guard, &scaffold, &mut |_| {}).map_err(|error| {
+                CliError::Journal {
+                    doing: "nothing was written",
+                    error,
+                }
+            })?;
         }
-        out.sort();
-        out
-    };
-    let targets: Vec<Agent> = chosen.iter().map(|(a, _)| *a).collect();
 
-    let mut report = Vec::new();
-    let mut scaffold = Vec::new();
-    for (path, text) in [
-        (CONFIG_PATH, config_text(&targets)),
-        (POLICY_PATH, STARTER_POLICY.to_string()),
-    ] {
-        // A starter policy only where the project has no policy of its own yet.
-        let present = root.join(path).exists()
-            || (path == POLICY_PATH && has_policies(&root.join(".contextos/policies")));
-        if present {
+        // Compile through the project now on disk; its own output lists what it wrote.
+        let project_ctx = Context {
+            project: Some(root.clone()),
+            format: Format::Text,
+        };
+        let quiet = ctx.format == Format::Json;
+        let compiled = compile::compile_targets(&project_ctx, &targets, quiet)?;
+        report.push(Done {
+            what: "agent configuration".into(),
+            done: compiled,
+        });
+
+        if args.no_git_hook {
             report.push(Done {
-                what: path.into(),
-                done: "kept (already there; never overwritten)".into(),
+                what: "git pre-commit hook".into(),
+                done: "left alone (--no-git-hook)".into(),
+            });
+        } else if root.join(".git").exists() {
+            let bin = crate::githook::resolve_binary(None)?;
+            let out = crate::githook::install(&root, &bin)?;
+            report.push(Done {
+                what: format!("git pre-commit hook ({})", out.location.hook.display()),
+                done: out.action.as_str().into(),
             });
         } else {
-            scaffold.push(Step {
-                change: Change::Write {
-                    path: path.into(),
-                    content: text.into_bytes(),
-                    mode: 0o644,
-                    exact_mode: false,
-                },
-                // Written only if still absent when the transaction runs.
-                precondition: Precondition::MustNotExist,
-            });
             report.push(Done {
-                what: path.into(),
-                done: "created".into(),
-            });
-        }
-    }
-    if !scaffold.is_empty() {
-        let guard = ctx.take_lock(&root, "contextos init", Duration::from_secs(30))?;
-        let safe = SafeRoot::open(&root)?;
-        journal::recover(&safe, &guard).map_err(|error| CliError::Journal {
-            doing: "recovering the journal",
-            error,
-        })?;
-        journal::commit(&safe, &guard, &scaffold, &mut |_| {}).map_err(|error| {
-            CliError::Journal {
-                doing: "nothing was written",
-                error,
-            }
-        })?;
-    }
-
-    // Compile through the project now on disk; its own output lists what it wrote.
-    let project_ctx = Context {
-        project: Some(root.clone()),
-        format: Format::Text,
-    };
-    let quiet = ctx.format == Format::Json;
-    let compiled = compile::compile_targets(&project_ctx, &targets, quiet)?;
-    report.push(Done {
-        what: "agent configuration".into(),
-        done: compiled,
-    });
-
-    if args.no_git_hook {
-        report.push(Done {
-            what: "git pre-commit hook".into(),
-            done: "left alone (--no-git-hook)".into(),
-        });
-    } else if root.join(".git").exists() {
-        let bin = crate::githook::resolve_binary(None)?;
-        let out = crate::githook::install(&root, &bin)?;
-        report.push(Done {
-            what: format!("git pre-commit hook ({})", out.location.hook.display()),
-            done: out.action.as_str().into(),
-        });
-    } else {
-        report.push(Done {
             what: "git pre-commit hook".into(),
             done: "not installed: not a git repository (run `git init`, then `contextos hook install`)".into(),
         });
-    }
+        }
 
-    let next = [
-        "contextos test        # the policies' tests pass",
-        "contextos explain exec --shell 'git push --force'   # see a decision and why",
-        "edit .contextos/policies/*.policy, then: contextos compile",
-        "commit contextos.toml, .contextos/ and the generated agent files",
-    ];
-    match ctx.format {
-        Format::Json => crate::output::print_json(serde_json::json!({
-            "root": root.display().to_string(),
-            "agents": chosen.iter().map(|(a, why)| serde_json::json!({"agent": a.as_str(), "why": why})).collect::<Vec<_>>(),
-            "steps": report.iter().map(|s| serde_json::json!({"what": s.what, "done": s.done})).collect::<Vec<_>>(),
-            "next": next,
-        })),
-        Format::Text | Format::Github | Format::Sarif => {
-            outln!("ContextOS set up in {}", root.display());
-            outln!("agents:");
-            for (a, why) in &chosen {
-                outln!("  {:<8} ({why})", a.as_str());
-            }
-            for s in &report {
-                outln!("{}: {}", s.what, s.done);
-            }
-            outln!("next:");
-            for n in next {
-                outln!("  {n}");
+        let next = [
+            "contextos test        # the policies' tests pass",
+            "contextos explain exec --shell 'git push --force'   # see a decision and why",
+            "edit .contextos/policies/*.policy, then: contextos compile",
+            "commit contextos.toml, .contextos/ and the generated agent files",
+        ];
+        match ctx.format {
+            Format::Json => crate::output::print_json(serde_json::json!({
+                "root": root.display().to_string(),
+                "agents": chosen.iter().map(|(a, why)| serde_json::json!({"agent": a.as_str(), "why": why})).collect::<Vec<_>>(),
+                "steps": report.iter().map(|s| serde_json::json!({"what": s.what, "done": s.done})).collect::<Vec<_>>(),
+                "next": next,
+            })),
+            Format::Text | Format::Github | Format::Sarif => {
+                outln!("ContextOS set up in {}", root.display());
+                outln!("agents:");
+                for (a, why) in &chosen {
+                    outln!("  {:<8} ({why})", a.as_str());
+                }
+                for s in &report {
+                    outln!("{}: {}", s.what, s.done);
+                }
+                outln!("next:");
+                for n in next {
+                    outln!("  {n}");
+                }
             }
         }
+        Ok(Exit::Ok)
     }
-    Ok(Exit::Ok)
-}
-
 }
 
 /// Whether `dir` already holds a `*.policy` file (at any depth).
@@ -322,6 +325,9 @@ mod tests {
     fn the_config_names_the_targets() {
         let text = config_text(&[Agent::AgentsMd, Agent::Claude]);
         assert!(text.contains("[compile]\n"), "{text}");
-        assert!(text.ends_with("targets = [\"agents\", \"claude\"]\n"), "{text}");
+        assert!(
+            text.ends_with("targets = [\"agents\", \"claude\"]\n"),
+            "{text}"
+        );
     }
 }

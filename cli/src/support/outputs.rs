@@ -44,8 +44,7 @@ pub fn project_targets(project: &Project, names: &[String]) -> Result<Vec<Agent>
         if let Some(configured) = &project.config.compile.targets {
             if configured.is_empty() {
                 return Err(CliError::Input(
-                    "contextos.toml: `[compile] targets` is empty; name at least one target"
-                        .into(),
+                    "contextos.toml: `[compile] targets` is empty; name at least one target".into(),
                 ));
             }
             return targets(configured);
