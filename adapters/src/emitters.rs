@@ -4,22 +4,35 @@ use crate::{agents_md, claude, codex, copilot, cursor, wiring};
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
 
-/// Runs the emitters of `targets`, with the boundary wiring of `mode` ([`wiring`]); outputs
-/// are sorted by path (byte-wise) so two runs on the same policies give the same bytes
-/// everywhere.
-pub fn emit(set: &PolicySet, targets: &[Agent], mode: Mode) -> Emitted {
+/// What shapes the outputs beside the policies: the project's `contextos.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmitOptions {
+    /// `[boundary] mode`: how far the agents are wired into ContextOS ([`wiring`]).
+    pub mode: Mode,
+    /// `[mcp] servers`: the MCP servers the project lists (pinned, decided by policy).
+    /// Agents with a native allowlist get exactly these plus ContextOS's own server
+    /// enabled; any other project server stays off natively, and the hook asks for it.
+    pub mcp_servers: Vec<String>,
+}
+
+/// Runs the emitters of `targets` with `opts`; outputs are sorted by path (byte-wise) so
+/// two runs on the same policies give the same bytes everywhere.
+pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
     let mut out = Emitted::default();
     for t in targets {
         let e = match t {
             Agent::AgentsMd => agents_md::emit::emit(set),
-            Agent::Claude => claude::emit::emit(set, mode),
-            Agent::Cursor => cursor::emit::emit(set),
+            Agent::Claude => claude::emit::emit(set, opts),
+            Agent::Cursor => cursor::emit::emit(set, targets.contains(&Agent::AgentsMd)),
             Agent::Copilot => copilot::emit::emit(set),
             Agent::Codex => codex::emit::emit(set),
         };
         out.outputs.extend(e.outputs);
-        out.outputs.extend(wiring::registration(*t));
+        out.outputs
+            .extend(wiring::registration(*t, &opts.mcp_servers));
         out.lossy.extend(e.lossy);
+        out.lossy
+            .extend(wiring::allowlist_notes(*t, &opts.mcp_servers));
     }
     out.outputs
         .sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));

@@ -52,9 +52,10 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
 
 /// Fail closed: an internal error, invalid policy or unreadable input. Claude and Codex:
 /// exit 2 + reason on stderr (exit 2 is what blocks; stdout is ignored then). Cursor: exit
-/// 2 plus a JSON deny on stdout. Copilot: a JSON deny on stdout with exit 0 — Copilot
-/// documents non-zero exits as "logged and skipped", so only a deny on a successful exit
-/// binds. An agent without a hook gets the exit-2 block.
+/// 2 plus a JSON deny on stdout. Copilot: a JSON deny on stdout with exit 0 — older
+/// Copilot releases logged and skipped non-zero exits, and a deny on a successful exit
+/// binds on all of them. An agent without a hook gets the exit-2 block. (`contextos hook
+/// claude` also serves VS Code and the Copilot CLI: exit 2 blocks in both.)
 pub fn render_failure(agent: Agent, message: &str) -> Rendered {
     let reason = failure_reason(message);
     match dialect(agent) {

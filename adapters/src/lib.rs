@@ -38,7 +38,7 @@ pub mod wiring;
 mod test_support;
 
 pub use agent::Agent;
-pub use emitters::emit;
+pub use emitters::{emit, EmitOptions};
 pub use hooks::{parse_event, render, render_failure};
 pub use output::{Content, Emitted, JsonPart, Lossy, Output, TomlKey};
 pub use protocol::{

@@ -8,7 +8,8 @@
 //! where the agent can express it, by the hook elsewhere) and shell commands are routed into
 //! the sandbox by the hook.
 
-use crate::{Agent, Content, JsonPart, Output, TomlKey};
+use crate::{Agent, Content, JsonPart, Lossy, Output, TomlKey};
+use contextos_core::ir::Origin;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -64,9 +65,11 @@ fn json_key(path: &str, target: Agent, pointer: &str, value: Value) -> Output {
 }
 
 /// The files the registration adds for `agent`, beside its emitter's own outputs. Claude
-/// Code's enable setting goes into its `.claude/settings.json` output (see
-/// [`claude_settings_parts`]), since one path has one output.
-pub fn registration(agent: Agent) -> Vec<Output> {
+/// Code's enable settings go into its `.claude/settings.json` output (see
+/// [`claude_settings_parts`]), since one path has one output. `servers` are the project's
+/// listed MCP servers (`[mcp] servers`): where the agent has a native allowlist of server
+/// names, it allows exactly those and ContextOS's own.
+pub fn registration(agent: Agent, servers: &[String]) -> Vec<Output> {
     let pointer = format!("/mcpServers/{MCP_SERVER}");
     match agent {
         Agent::Claude => vec![json_key(".mcp.json", agent, &pointer, server(true))],
@@ -89,22 +92,80 @@ pub fn registration(agent: Agent) -> Vec<Output> {
             },
         }],
         // Gemini CLI has no target of its own; it reads the same instructions as the
-        // other `AGENTS.md` agents, so its registration rides with that target.
-        Agent::AgentsMd => vec![json_key(
-            ".gemini/settings.json",
-            agent,
-            &pointer,
-            server(false),
-        )],
+        // other `AGENTS.md` agents, so its registration rides with that target. Its
+        // `mcp.allowed` is a native allowlist of server names: only the listed servers
+        // and ContextOS's connect (Gemini runs no ContextOS hook that could ask).
+        Agent::AgentsMd => vec![Output {
+            path: ".gemini/settings.json".into(),
+            target: agent,
+            content: Content::Json {
+                parts: vec![
+                    JsonPart::Key {
+                        pointer: pointer.clone(),
+                        value: server(false),
+                    },
+                    JsonPart::Key {
+                        pointer: "/mcp/allowed".into(),
+                        value: Value::Array(allowed(servers)),
+                    },
+                ],
+            },
+        }],
     }
 }
 
-/// ContextOS's extra parts of `.claude/settings.json`: the setting that enables the
-/// `.mcp.json` server (project servers otherwise wait for each user's approval).
-pub fn claude_settings_parts() -> Vec<JsonPart> {
-    vec![JsonPart::Items {
-        pointer: "/enabledMcpjsonServers".into(),
-        items: vec![Value::String(MCP_SERVER.into())],
+/// The listed servers and ContextOS's own, sorted and once each.
+fn allowed(servers: &[String]) -> Vec<Value> {
+    let mut names: Vec<&str> = servers.iter().map(String::as_str).collect();
+    names.push(MCP_SERVER);
+    names.sort_unstable();
+    names.dedup();
+    names.into_iter().map(|n| Value::String(n.into())).collect()
+}
+
+/// ContextOS's extra parts of `.claude/settings.json`: only the listed `.mcp.json`
+/// servers and ContextOS's own are enabled (project servers otherwise wait for each
+/// user's approval, and one approval of "all" would enable any server added later).
+pub fn claude_settings_parts(servers: &[String]) -> Vec<JsonPart> {
+    vec![
+        JsonPart::Key {
+            pointer: "/enableAllProjectMcpServers".into(),
+            value: Value::Bool(false),
+        },
+        JsonPart::Items {
+            pointer: "/enabledMcpjsonServers".into(),
+            items: allowed(servers),
+        },
+    ]
+}
+
+/// Where `agent` has no native allowlist of MCP servers, a note that the listed servers
+/// are enforced by the hook alone (which asks for any other server). Nothing when the
+/// project lists none.
+pub fn allowlist_notes(agent: Agent, servers: &[String]) -> Vec<Lossy> {
+    if servers.is_empty() {
+        return Vec::new();
+    }
+    let what = match agent {
+        Agent::Claude | Agent::AgentsMd => return Vec::new(),
+        Agent::Cursor => "Cursor has no project allowlist of MCP servers",
+        Agent::Copilot => "Copilot (`.vscode/mcp.json`, the CLI) has no project allowlist of MCP servers",
+        Agent::Codex => "Codex can disable a server it knows by name but has no allowlist for servers added elsewhere",
+    };
+    vec![Lossy {
+        target: agent,
+        rule: "[mcp] servers".into(),
+        origin: Origin {
+            file: "contextos.toml".into(),
+            line: 1,
+            col: 1,
+            start: 0,
+            end: 0,
+        },
+        message: format!(
+            "{what}: the listed servers are not enforced natively; the hook asks before any \
+             other server's tool runs"
+        ),
     }]
 }
 
@@ -134,11 +195,11 @@ mod tests {
     #[test]
     fn every_agent_registers_the_same_server() {
         for agent in Agent::ALL {
-            let outs = registration(agent);
+            let outs = registration(agent, &[]);
             assert_eq!(outs.len(), 1, "{agent:?}");
             let value = match &outs[0].content {
                 Content::Json { parts } => match &parts[..] {
-                    [JsonPart::Key { value, pointer }] => {
+                    [JsonPart::Key { value, pointer }, ..] => {
                         assert!(pointer.ends_with("/contextos"), "{pointer}");
                         value.clone()
                     }
@@ -150,6 +211,40 @@ mod tests {
             assert_eq!(value["command"], "contextos");
             assert_eq!(value["args"], json!(["mcp"]));
         }
+    }
+
+    #[test]
+    fn native_allowlists_name_the_listed_servers_and_contextos() {
+        let listed = vec!["memory".to_string(), "github".to_string()];
+        let parts = claude_settings_parts(&listed);
+        assert_eq!(
+            parts,
+            vec![
+                JsonPart::Key {
+                    pointer: "/enableAllProjectMcpServers".into(),
+                    value: json!(false)
+                },
+                JsonPart::Items {
+                    pointer: "/enabledMcpjsonServers".into(),
+                    items: vec![json!("contextos"), json!("github"), json!("memory")]
+                },
+            ]
+        );
+        let gemini = registration(Agent::AgentsMd, &listed);
+        let Content::Json { parts } = &gemini[0].content else {
+            panic!("{gemini:?}")
+        };
+        assert!(parts.contains(&JsonPart::Key {
+            pointer: "/mcp/allowed".into(),
+            value: json!(["contextos", "github", "memory"])
+        }));
+        for agent in [Agent::Cursor, Agent::Copilot, Agent::Codex] {
+            let notes = allowlist_notes(agent, &listed);
+            assert_eq!(notes.len(), 1, "{agent:?}");
+            assert!(notes[0].message.contains("the hook asks"), "{notes:?}");
+            assert!(allowlist_notes(agent, &[]).is_empty());
+        }
+        assert!(allowlist_notes(Agent::Claude, &listed).is_empty());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 )]
 //! Snapshots of every emitter on the example project: any change to what ContextOS writes
 //! into an agent's configuration shows up as a reviewed diff.
-use contextos_adapters::{emit, Agent, Content, Mode};
+use contextos_adapters::{emit, Agent, Content, EmitOptions, Mode};
 use contextos_core::build::{build, BuildOptions, PolicySource};
 use contextos_core::ir::Layer;
 use contextos_core::policy::PolicySet;
@@ -37,7 +37,11 @@ fn render(target: Agent) -> String {
 }
 
 fn render_in(target: Agent, mode: Mode) -> String {
-    let e = emit(&example_set(), &[target], mode);
+    let opts = EmitOptions {
+        mode,
+        mcp_servers: Vec::new(),
+    };
+    let e = emit(&example_set(), &[target], &opts);
     let mut s = String::new();
     for o in &e.outputs {
         s.push_str(&format!("===== {} =====\n", o.path));

@@ -46,7 +46,7 @@ mod support;
 
 pub use support::binaries::{COMPANION, FRONT};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use support::{CliError, Context, Exit, Format};
@@ -91,6 +91,9 @@ enum Command {
     Hook(HookArgs),
     /// Verify or show the hash-chained decision log.
     Log(commands::log::Args),
+    /// Set the repository up: find its agents, scaffold contextos.toml and a starter
+    /// policy (never overwriting a file), compile, install the git hook.
+    Init(commands::init::Args),
     /// Emit every agent's native configuration from the policies.
     Compile(commands::compile::CompileArgs),
     /// CI: policies compile, tests pass, plugins verify, generated outputs in sync.
@@ -107,6 +110,10 @@ enum Command {
     /// Serve the boundary tools (read_file, write_file, edit_file, apply_patch, run) to an
     /// agent as an MCP server over stdio.
     Mcp(commands::mcp::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(commands::docs::CompletionsArgs),
+    /// Print the manual page, or write every page with --out DIR.
+    Man(commands::docs::ManArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -136,6 +143,8 @@ enum Heavy<'a> {
     Mcp(&'a commands::mcp::Args),
     HookInstall(&'a commands::githook::InstallArgs),
     HookUninstall(&'a commands::githook::UninstallArgs),
+    /// `init` installs the git hook too.
+    Init(&'a commands::init::Args),
 }
 
 /// How a binary carries out the [`Heavy`] commands.
@@ -152,6 +161,7 @@ pub fn front() -> ExitCode {
             Heavy::Mcp(_) => "mcp",
             Heavy::HookInstall(_) => "hook install",
             Heavy::HookUninstall(_) => "hook uninstall",
+            Heavy::Init(_) => "init",
         };
         Err(support::companion::exec(verb))
     })
@@ -167,6 +177,7 @@ pub fn full() -> ExitCode {
         Heavy::Mcp(a) => commands::mcp::run(ctx, a),
         Heavy::HookInstall(a) => commands::githook::install(ctx, a),
         Heavy::HookUninstall(a) => commands::githook::uninstall(ctx, a),
+        Heavy::Init(a) => commands::init::run(ctx, a),
     })
 }
 
@@ -203,6 +214,7 @@ fn dispatch(ctx: &Context, command: Command, heavy: HeavyRunner) -> Result<Exit,
         },
         Command::Log(a) => commands::log::run(ctx, &a),
         Command::Plugin(a) => commands::plugin::run(ctx, &a),
+        Command::Init(a) => heavy(ctx, Heavy::Init(&a)),
         Command::Compile(a) => commands::compile::compile_cmd(ctx, &a),
         Command::Gate(a) => commands::gate::run(ctx, &a),
         Command::Scan(a) => heavy(ctx, Heavy::Scan(&a)),
@@ -212,5 +224,7 @@ fn dispatch(ctx: &Context, command: Command, heavy: HeavyRunner) -> Result<Exit,
             Some(what) => commands::mcp::manage(ctx, what),
             None => heavy(ctx, Heavy::Mcp(&a)),
         },
+        Command::Completions(a) => commands::docs::completions(&mut Cli::command(), &a),
+        Command::Man(a) => commands::docs::man(Cli::command(), &a),
     }
 }

@@ -18,6 +18,8 @@ pub struct Config {
     pub boundary: BoundaryConfig,
     #[serde(default)]
     pub mcp: McpConfig,
+    #[serde(default)]
+    pub compile: CompileConfig,
 }
 
 /// `[mcp]` in `contextos.toml`: the MCP servers the project's agents may call.
@@ -31,6 +33,16 @@ pub struct McpConfig {
     /// Listed servers whose results do not taint the agent session.
     #[serde(default)]
     pub trusted: Vec<String>,
+}
+
+/// `[compile]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompileConfig {
+    /// The targets `contextos compile` and `gate` use when `--target` is not given
+    /// (`contextos init` writes the agents it found); every target when unset.
+    #[serde(default)]
+    pub targets: Option<Vec<String>>,
 }
 
 /// `[boundary]` in `contextos.toml`: how far `compile` wires the agents into ContextOS.

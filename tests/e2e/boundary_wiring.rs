@@ -9,7 +9,6 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const SCHEMA: &str = include_str!("schemas/claude-code-settings.json");
 const SESSION: &str = "5b1e7a52-8c3f-4d0e-9a6b-2f4c1d7e9a30";
 
 struct Proj {
@@ -190,7 +189,7 @@ fn compile_in_boundary_mode_registers_the_server_and_denies_native_writes() {
         settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "contextos hook claude"
     );
-    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let schema = crate::schema::claude_settings_schema();
     let v = jsonschema::draft7::new(&schema).unwrap();
     let errors: Vec<String> = v.iter_errors(&settings).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}\n{settings:#}");

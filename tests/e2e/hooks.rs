@@ -217,6 +217,38 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
         "deny",
         "path.outside-project",
     ),
+    // VS Code's agent hooks run `.claude/settings.json` with their own payload
+    // (`hookEventName`, VS Code tool names) and read Claude's envelope.
+    (
+        "claude",
+        "vscode-run-in-terminal-rm-home",
+        "deny",
+        "std-exec-rm-root",
+    ),
+    (
+        "claude",
+        "vscode-read-file-ssh-key",
+        "deny",
+        "std-credential-file-read",
+    ),
+    ("claude", "vscode-edit-files", "deny", "std-self-protection"),
+    (
+        "claude",
+        "vscode-replace-string",
+        "ask",
+        "hook.lifecycle-script",
+    ),
+    ("claude", "vscode-get-errors", "pass", ""),
+    ("claude", "vscode-posttooluse", "pass", ""),
+    // The Copilot CLI runs them with Claude's tool names and its own argument names.
+    (
+        "claude",
+        "copilot-cli-read-path",
+        "deny",
+        "std-credential-file-read",
+    ),
+    ("claude", "copilot-cli-edit-path", "pass", ""),
+    ("claude", "copilot-cli-bash", "ask", "std-exec-force-push"),
     // Cursor
     ("cursor", "after-file-edit", "pass", ""),
     ("cursor", "before-mcp-github", "ask", "std-mcp-unlisted"),
@@ -332,6 +364,43 @@ fn real_payloads_get_the_stdlib_answer_in_each_protocol() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What `contextos hook claude` answers VS Code and the Copilot CLI: a decision in the
+/// caller's own reading — VS Code reads Claude's envelope; the Copilot CLI's answer
+/// carries Copilot's top-level decision and Claude's envelope, identical.
+#[test]
+fn other_agents_running_the_claude_hook_are_answered_in_their_dialect() {
+    let p = Proj::new();
+    let h = p.hook(
+        "claude",
+        &fixture("claude", "vscode-run-in-terminal-rm-home"),
+        &[],
+    );
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(v.get("permissionDecision").is_none(), "{v}");
+    let h = p.hook("claude", &fixture("claude", "copilot-cli-read-path"), &[]);
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    assert_eq!(v["permissionDecision"], "deny");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        v["permissionDecisionReason"],
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+    );
+    // A VS Code tool ContextOS has no reading for passes instead of blocking.
+    let h = p.hook("claude", &fixture("claude", "vscode-get-errors"), &[]);
+    assert_eq!((h.code, h.stdout.as_str()), (0, ""), "{}", h.stderr);
+    // Claude Code's own payloads still fail closed on what they lack.
+    let h = p.hook(
+        "claude",
+        r#"{"hook_event_name":"PreToolUse","transcript_path":"/t","tool_name":"Read","tool_input":{}}"#,
+        &[],
+    );
+    assert_eq!(h.code, 2, "{}", h.stdout);
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod egress;
 mod exec_corpus;
 mod githook;
 mod hooks;
+mod init;
 mod mcp;
 mod plugins;
 mod sandbox;

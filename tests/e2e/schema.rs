@@ -34,9 +34,36 @@ allow exec "cargo fmt *"
 /// The user's own settings, written before the first compile.
 const USER_SETTINGS: &str = r#"{"model":"opus","permissions":{"deny":["Bash(rm -rf /)"]}}"#;
 
-fn validator() -> jsonschema::Validator {
-    let schema: Value =
+/// The vendored schema with the one handler key it predates: `onFailure` (`"block"` or the
+/// default `"continue"`, Claude Code 2.1.295, 2026-10-08) on command and HTTP hooks. The
+/// vendored copy (SchemaStore, 2026-07) forbids unknown handler keys, and no newer copy
+/// could be vendored here; the addition is made in code so the file stays verbatim, and
+/// it adds only that key (see `schemas/README.md`).
+pub(crate) fn claude_settings_schema() -> Value {
+    let mut schema: Value =
         serde_json::from_str(SCHEMA).unwrap_or_else(|e| panic!("vendored schema is not JSON: {e}"));
+    let handlers = schema
+        .pointer_mut("/$defs/hookCommand/anyOf")
+        .and_then(Value::as_array_mut)
+        .unwrap_or_else(|| panic!("the schema has no hookCommand variants"));
+    let mut amended = 0;
+    for h in handlers {
+        let kind = h.pointer("/properties/type/const").and_then(Value::as_str);
+        if matches!(kind, Some("command" | "http")) {
+            h["properties"]["onFailure"] =
+                serde_json::json!({"type": "string", "enum": ["block", "continue"]});
+            amended += 1;
+        }
+    }
+    assert_eq!(
+        amended, 2,
+        "the schema's command and http hooks were not found"
+    );
+    schema
+}
+
+fn validator() -> jsonschema::Validator {
+    let schema = claude_settings_schema();
     jsonschema::draft7::new(&schema)
         .unwrap_or_else(|e| panic!("vendored schema does not compile as draft-07: {e}"))
 }

@@ -1,5 +1,14 @@
-//! The `AGENTS.md` managed block.
+//! The `AGENTS.md` managed blocks: the project-wide one at the root, and one in a nested
+//! `AGENTS.md` per directory a scoped guide is confined to.
+//!
+//! `AGENTS.md` has one scoping mechanism: a nested file applies to its directory (nearest
+//! wins; Codex, Cursor, Copilot, Zed and others read them). A scoped guide whose every glob
+//! starts with a literal directory (`src/api/**/*.ts`) goes into that directory's
+//! `AGENTS.md` only, so it is not loaded everywhere; one that can match anywhere
+//! (`**/*.ts`) stays in the root file under "Applies to", where its globs tell the model
+//! when it applies.
 
+use crate::text::globs::expand_braces;
 use crate::text::guides::{push_guide_body, sorted_guides};
 use crate::text::markdown::{glob_list, md_code, md_inline};
 use crate::text::rules::{describe_head, rule_line, sorted_rules};
@@ -11,16 +20,85 @@ use contextos_grammar::ast::Effect;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub fn emit(set: &PolicySet) -> Emitted {
-    Emitted {
-        outputs: vec![Output {
-            path: "AGENTS.md".into(),
+    let mut outputs = vec![Output {
+        path: "AGENTS.md".into(),
+        target: Agent::AgentsMd,
+        content: Content::Block {
+            text: agents_md(set),
+        },
+    }];
+    for (dir, guides) in nested(set) {
+        outputs.push(Output {
+            path: format!("{dir}/AGENTS.md"),
             target: Agent::AgentsMd,
             content: Content::Block {
-                text: agents_md(set),
+                text: nested_md(&dir, &guides),
             },
-        }],
+        });
+    }
+    outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    Emitted {
+        outputs,
         lossy: Vec::new(),
     }
+}
+
+/// The literal directories a nested `AGENTS.md` must sit in to cover `scope`, or `None`
+/// when some glob (brace-expanded) can match outside every literal directory: `**/*.rs`,
+/// `*.md`, an absolute or `..` pattern.
+pub(crate) fn nested_dirs(scope: &[String]) -> Option<Vec<String>> {
+    let mut dirs = BTreeSet::new();
+    for g in scope {
+        for e in expand_braces(g) {
+            let segs: Vec<&str> = e.split('/').collect();
+            let mut lit = Vec::new();
+            // The last segment names files (or is `**`); the directories come before it.
+            for seg in &segs[..segs.len().saturating_sub(1)] {
+                if seg.is_empty()
+                    || *seg == "."
+                    || *seg == ".."
+                    || seg.contains(['*', '?', '[', ']', '{', '}', '\\'])
+                {
+                    break;
+                }
+                lit.push(*seg);
+            }
+            if lit.is_empty() || segs.first().is_some_and(|s| s.is_empty() || *s == "..") {
+                return None;
+            }
+            dirs.insert(lit.join("/"));
+        }
+    }
+    (!dirs.is_empty()).then(|| dirs.into_iter().collect())
+}
+
+/// Project-wide scoped guides that nested files carry, by directory.
+fn nested(set: &PolicySet) -> BTreeMap<String, Vec<&CompiledGuide>> {
+    let mut out: BTreeMap<String, Vec<&CompiledGuide>> = BTreeMap::new();
+    for g in sorted_guides(set) {
+        if g.role.is_some() || g.scope.is_empty() {
+            continue;
+        }
+        for dir in nested_dirs(&g.scope).unwrap_or_default() {
+            out.entry(dir).or_default().push(g);
+        }
+    }
+    out
+}
+
+/// A nested `AGENTS.md` block: the guides confined to `dir`, each with its globs.
+fn nested_md(dir: &str, guides: &[&CompiledGuide]) -> String {
+    let mut out = format!(
+        "## Conventions for {} (ContextOS)\n\nGenerated from the project's policies \
+         (`.contextos/policies/`); the project-wide rules are in the root `AGENTS.md`.\n",
+        md_code(&format!("{dir}/"))
+    );
+    for g in guides {
+        out.push_str(&format!("\n### {}\n", md_inline(&g.title)));
+        out.push_str(&format!("\nApplies to: {}\n", glob_list(&g.scope)));
+        push_guide_body(&mut out, g);
+    }
+    out
 }
 
 fn agents_md(set: &PolicySet) -> String {
@@ -28,9 +106,10 @@ fn agents_md(set: &PolicySet) -> String {
     let guides = sorted_guides(set);
     let mut out = String::from("## Project rules (ContextOS)\n\n");
     out.push_str(
-        "Generated from the project's policies (`.contextos/policies/`). ContextOS checks every \
-         tool call against the rules below: a denied call is blocked, an asked one waits for a \
-         human. Staying inside them saves turns.\n\n",
+        "Generated from the project's policies (`.contextos/policies/`). Agents that run the \
+         ContextOS hook (Claude Code, Cursor, GitHub Copilot, Codex) have their tool calls \
+         checked against the rules below: a denied call is blocked, an asked one waits for a \
+         human. Every agent is expected to stay inside them, which also saves turns.\n\n",
     );
     let defaults: Vec<String> = Domain::ALL
         .iter()
@@ -53,9 +132,12 @@ fn agents_md(set: &PolicySet) -> String {
     }
     write_rules(&mut out, "###", &global_rules);
 
-    // Scoped guides, grouped by their glob list.
+    // Scoped guides no nested file can carry, grouped by their glob list.
     let mut groups: BTreeMap<String, (Vec<String>, Vec<&CompiledGuide>)> = BTreeMap::new();
-    for g in global_guides.iter().filter(|g| !g.scope.is_empty()) {
+    for g in global_guides
+        .iter()
+        .filter(|g| !g.scope.is_empty() && nested_dirs(&g.scope).is_none())
+    {
         groups
             .entry(glob_list(&g.scope))
             .or_insert_with(|| (g.scope.clone(), Vec::new()))
@@ -166,6 +248,9 @@ guide "Style" { "Use `rustfmt`." }
 @id("api")
 guide "API" for "src/api/**" { "Validate input." }
 
+@id("ts")
+guide "TypeScript" for "**/*.ts" { "Strict mode." }
+
 role reviewer {
     @id("rev")
     deny path write "**" because "Reviewers never edit.";
@@ -175,7 +260,7 @@ role reviewer {
         let text = block_text(&emit(&set), "AGENTS.md");
         let want = "## Project rules (ContextOS)
 
-Generated from the project's policies (`.contextos/policies/`). ContextOS checks every tool call against the rules below: a denied call is blocked, an asked one waits for a human. Staying inside them saves turns.
+Generated from the project's policies (`.contextos/policies/`). Agents that run the ContextOS hook (Claude Code, Cursor, GitHub Copilot, Codex) have their tool calls checked against the rules below: a denied call is blocked, an asked one waits for a human. Every agent is expected to stay inside them, which also saves turns.
 
 Where no rule matches: path allow, exec ask, plugin deny, commit allow.
 
@@ -191,11 +276,11 @@ Use `rustfmt`.
 
 - `tests`: allow exec `cargo test *`
 
-## Applies to: `src/api/**`
+## Applies to: `**/*.ts`
 
-### API
+### TypeScript
 
-Validate input.
+Strict mode.
 
 ## Role `reviewer`
 
@@ -206,6 +291,41 @@ Only when working as role `reviewer`, on top of everything above.
 - `rev`: deny path write `**` — Reviewers never edit.
 ";
         assert_eq!(text, want);
+        // The guide confined to `src/api/` is in that directory's file only.
+        assert_eq!(
+            block_text(&emit(&set), "src/api/AGENTS.md"),
+            "## Conventions for `src/api/` (ContextOS)
+
+Generated from the project's policies (`.contextos/policies/`); the project-wide rules are in the root `AGENTS.md`.
+
+### API
+
+Applies to: `src/api/**`
+
+Validate input.
+"
+        );
+    }
+
+    #[test]
+    fn nested_directories_cover_the_scope_exactly() {
+        let d =
+            |globs: &[&str]| nested_dirs(&globs.iter().map(|g| g.to_string()).collect::<Vec<_>>());
+        assert_eq!(d(&["src/api/**/*.ts"]), Some(vec!["src/api".into()]));
+        assert_eq!(
+            d(&["src/{handlers,routes}/**"]),
+            Some(vec!["src/handlers".into(), "src/routes".into()])
+        );
+        assert_eq!(d(&["src/a*/x.rs"]), Some(vec!["src".into()]));
+        for anywhere in [
+            &["**/*.ts"][..],
+            &["*.md"],
+            &["/etc/x/*"],
+            &["../x/y"],
+            &["src/**", "*.rs"],
+        ] {
+            assert_eq!(d(anywhere), None, "{anywhere:?}");
+        }
     }
 
     #[test]
@@ -219,14 +339,22 @@ Only when working as role `reviewer`, on top of everything above.
         for r in &set.rules {
             assert!(text.contains(&md_code(&r.id)), "rule {} missing", r.id);
         }
+        let everything: String = e.outputs.iter().map(|o| block_text(&e, &o.path)).collect();
         for g in &set.guides {
             assert!(
-                text.contains(&md_inline(&g.title)),
+                everything.contains(&md_inline(&g.title)),
                 "guide {} missing",
                 g.id
             );
         }
-        assert!(text.contains("## Applies to: `src/api/**`, `src/{handlers,routes}/**`"));
+        // That guide's directories each get it in a nested file instead.
+        assert!(!text.contains("## Applies to: `src/api/**`"));
+        for dir in ["src/api", "src/handlers", "src/routes"] {
+            assert!(
+                block_text(&e, &format!("{dir}/AGENTS.md")).contains("`src/{handlers,routes}/**`"),
+                "{dir}"
+            );
+        }
         assert!(text.contains("## Role `reviewer`"));
         assert!(text.contains(", unless `path matches \"**/.env.example\"`"));
         assert!(text.contains("when a script condition holds"));

@@ -39,7 +39,7 @@ use crate::text::markdown::md_code;
 use crate::text::rules::{literal_words, sorted_rules};
 use crate::text::yaml::{frontmatter, Fm};
 use crate::wiring::{claude_settings_parts, CLAUDE_WRITE_TOOLS};
-use crate::{Agent, Content, Emitted, JsonPart, Lossy, Mode, Output};
+use crate::{Agent, Content, EmitOptions, Emitted, JsonPart, Lossy, Mode, Output};
 use contextos_core::glob::head_globs;
 use contextos_core::ir::{CompiledRule, ExecPattern, Word};
 use contextos_core::policy::PolicySet;
@@ -51,15 +51,19 @@ use std::collections::BTreeSet;
 pub(crate) const SCHEMA: &str = "https://json.schemastore.org/claude-code-settings.json";
 pub(crate) const HOOK_COMMAND: &str = "contextos hook claude";
 /// Every tool `contextos hook claude` judges (`Glob` and `Grep` are path reads too,
-/// `Monitor` a shell command); the `.*` makes Claude read the matcher as a regular
-/// expression.
-pub(crate) const HOOK_MATCHER: &str =
-    "Bash|Monitor|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|Glob|Grep|WebFetch|mcp__.*";
+/// `Monitor` a shell command, `WebFetch` and `WebSearch` the network, `mcp__…` every MCP
+/// server's tools); the `.*` makes Claude read the matcher as a regular expression.
+pub(crate) const HOOK_MATCHER: &str = "Bash|Monitor|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|Glob|Grep|WebFetch|WebSearch|mcp__.*";
+/// The tools whose results the hook observes after they ran (`PostToolUse`): what came in
+/// from the network, from files and commands, and from MCP servers.
+pub(crate) const POST_HOOK_MATCHER: &str = "Bash|Monitor|Read|Grep|Glob|WebFetch|WebSearch|mcp__.*";
 const SETTINGS: &str = ".claude/settings.json";
 
 /// In boundary mode the native write tools are denied outright, so writes go through the
-/// MCP tools; the `.mcp.json` server is enabled in both modes ([`crate::wiring`]).
-pub fn emit(set: &PolicySet, mode: Mode) -> Emitted {
+/// MCP tools; the `.mcp.json` server is enabled in both modes, with the project's listed
+/// servers ([`crate::wiring`]).
+pub fn emit(set: &PolicySet, opts: &EmitOptions) -> Emitted {
+    let mode = opts.mode;
     let mut outputs = vec![Output {
         path: "CLAUDE.md".into(),
         target: Agent::Claude,
@@ -116,9 +120,14 @@ pub fn emit(set: &PolicySet, mode: Mode) -> Emitted {
                     marker: HOOK_COMMAND.into(),
                     items: vec![hook_entry()],
                 },
+                JsonPart::Hooks {
+                    pointer: "/hooks/PostToolUse".into(),
+                    marker: HOOK_COMMAND.into(),
+                    items: vec![post_hook_entry()],
+                },
             ]
             .into_iter()
-            .chain(claude_settings_parts())
+            .chain(claude_settings_parts(&opts.mcp_servers))
             .collect(),
         },
     });
@@ -143,10 +152,21 @@ fn covered(entry: &str) -> bool {
         .any(|t| entry == *t || entry.strip_prefix(t).is_some_and(|r| r.starts_with('(')))
 }
 
-/// The `PreToolUse` registration (`hooks.PreToolUse[]` element).
+/// The `PreToolUse` registration (`hooks.PreToolUse[]` element). `onFailure: "block"`
+/// (Claude Code 2.1.295+) makes a crash, a timeout or a missing `contextos` block the
+/// call; without it any of those lets the call through.
 pub(crate) fn hook_entry() -> Value {
     json!({
         "matcher": HOOK_MATCHER,
+        "hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 5, "onFailure": "block"}]
+    })
+}
+
+/// The `PostToolUse` registration: observe-only (the hook never answers a post event), so
+/// a failure must not block anything and `onFailure` is left at its default.
+pub(crate) fn post_hook_entry() -> Value {
+    json!({
+        "matcher": POST_HOOK_MATCHER,
         "hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 5}]
     })
 }
@@ -414,6 +434,12 @@ fn may_overlap(a: &ExecPattern, b: &ExecPattern) -> bool {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    fn opts(mode: Mode) -> EmitOptions {
+        EmitOptions {
+            mode,
+            mcp_servers: Vec::new(),
+        }
+    }
     use super::*;
     use crate::test_support::policies::{block_text, content, full, small, stdlib, whole_text};
     use std::collections::BTreeMap;
@@ -466,7 +492,7 @@ pub(crate) mod tests {
 @id("fmt") allow exec "cargo fmt *", "cargo x*" because "x";
 "#,
         );
-        let e = emit(&set, Mode::Guard);
+        let e = emit(&set, &opts(Mode::Guard));
         let parts = settings(&e);
         assert_eq!(
             serde_json::to_string(&parts).unwrap(),
@@ -481,7 +507,11 @@ pub(crate) mod tests {
                 {"kind": "items", "pointer": "/permissions/allow", "items": []},
                 {"kind": "hooks", "pointer": "/hooks/PreToolUse", "marker": "contextos hook claude",
                  "items": [{"matcher": HOOK_MATCHER,
+                            "hooks": [{"type": "command", "command": "contextos hook claude", "timeout": 5, "onFailure": "block"}]}]},
+                {"kind": "hooks", "pointer": "/hooks/PostToolUse", "marker": "contextos hook claude",
+                 "items": [{"matcher": POST_HOOK_MATCHER,
                             "hooks": [{"type": "command", "command": "contextos hook claude", "timeout": 5}]}]},
+                {"kind": "key", "pointer": "/enableAllProjectMcpServers", "value": false},
                 {"kind": "items", "pointer": "/enabledMcpjsonServers", "items": ["contextos"]}
             ]))
             .unwrap()
@@ -498,7 +528,7 @@ pub(crate) mod tests {
     #[test]
     fn scoped_guides_become_rule_files() {
         let set = full();
-        let e = emit(&set, Mode::Guard);
+        let e = emit(&set, &opts(Mode::Guard));
         let text = whole_text(&e, ".claude/rules/ctx-layering.md");
         assert_eq!(
             text,
@@ -521,9 +551,12 @@ pub(crate) mod tests {
     #[test]
     fn deterministic() {
         let set = full();
-        assert_eq!(emit(&set, Mode::Guard), emit(&set, Mode::Guard));
-        let a = serde_json::to_string(&emit(&set, Mode::Guard)).unwrap();
-        let b = serde_json::to_string(&emit(&full(), Mode::Guard)).unwrap();
+        assert_eq!(
+            emit(&set, &opts(Mode::Guard)),
+            emit(&set, &opts(Mode::Guard))
+        );
+        let a = serde_json::to_string(&emit(&set, &opts(Mode::Guard))).unwrap();
+        let b = serde_json::to_string(&emit(&full(), &opts(Mode::Guard))).unwrap();
         assert_eq!(a, b);
     }
 
@@ -533,7 +566,7 @@ pub(crate) mod tests {
     #[test]
     fn deny_and_ask_never_become_allow() {
         for set in [stdlib(), full()] {
-            let e = emit(&set, Mode::Guard);
+            let e = emit(&set, &opts(Mode::Guard));
             let parts = settings(&e);
             let (deny, ask, allow) = (
                 items(&parts, "/permissions/deny"),
@@ -660,7 +693,7 @@ pub(crate) mod tests {
     #[test]
     fn user_policy_translation() {
         let set = full();
-        let e = emit(&set, Mode::Guard);
+        let e = emit(&set, &opts(Mode::Guard));
         let p = permissions(&set);
         let notes = notes_by_rule(&p.lossy);
         // Conditioned deny → ask.
@@ -697,8 +730,8 @@ pub(crate) mod tests {
     #[test]
     fn boundary_mode_denies_the_write_tools() {
         let set = full();
-        let guard = settings(&emit(&set, Mode::Guard));
-        let boundary = settings(&emit(&set, Mode::Boundary));
+        let guard = settings(&emit(&set, &opts(Mode::Guard)));
+        let boundary = settings(&emit(&set, &opts(Mode::Boundary)));
         let deny = items(&boundary, "/permissions/deny");
         for t in CLAUDE_WRITE_TOOLS {
             assert!(deny.contains(&t.to_string()), "{t}");
@@ -761,10 +794,10 @@ pub(crate) mod tests {
 
     #[test]
     fn settings_parts_are_well_formed() {
-        let e = emit(&full(), Mode::Guard);
+        let e = emit(&full(), &opts(Mode::Guard));
         let parts = settings(&e);
         let by = parts_by_pointer(&parts);
-        assert_eq!(by.len(), 6);
+        assert_eq!(by.len(), 8);
         for pointer in by.keys() {
             assert!(pointer.starts_with('/'));
         }
@@ -775,6 +808,18 @@ pub(crate) mod tests {
                     .unwrap()
                     .contains(marker.as_str()));
                 assert_eq!(items[0]["hooks"][0]["timeout"], 5);
+                assert_eq!(items[0]["hooks"][0]["onFailure"], "block");
+                let matcher = items[0]["matcher"].as_str().unwrap();
+                for tool in ["Monitor", "WebFetch", "WebSearch", "mcp__.*"] {
+                    assert!(matcher.split('|').any(|t| t == tool), "{tool}");
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+        // The post-tool entry observes, so its failure never blocks.
+        match by["/hooks/PostToolUse"] {
+            JsonPart::Hooks { items, .. } => {
+                assert!(items[0]["hooks"][0].get("onFailure").is_none());
             }
             other => panic!("{other:?}"),
         }

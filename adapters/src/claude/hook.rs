@@ -14,10 +14,75 @@ use contextos_core::PathOp;
 use serde::Serialize;
 
 pub(crate) const DIALECT: Dialect = Dialect {
-    parse: |obj| parse_envelope(obj, Agent::Claude, judged, claude_actions, claude_edits),
+    parse,
     answer,
+    // Exit 2 blocks in Claude Code, in VS Code's agent hooks and in the Copilot CLI (whose
+    // `preToolUse` command hooks fail closed on non-zero exits), so a failure blocks
+    // whichever of them started `contextos hook claude`.
     failure: Failure::ExitTwo,
 };
+
+/// Who sent an event to `contextos hook claude`. `.claude/settings.json` is read by more
+/// than Claude Code, and each caller has its own payload: told apart by the payload alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Caller {
+    /// Claude Code: `hook_event_name`, Claude's tool and argument names.
+    ClaudeCode,
+    /// VS Code's agent hooks: `hookEventName` (camelCase key), VS Code's tool names.
+    VsCode,
+    /// The Copilot CLI: Claude's envelope and (renamed) tool names, but Copilot's own
+    /// argument names (`Read` with `path`) or its own tool names, and an ISO `timestamp`
+    /// Claude Code does not send.
+    CopilotCli,
+}
+
+/// The caller, from the payload's keys. Only positive evidence moves an event off Claude
+/// Code's reading, and every reading fails closed on fields it needs and cannot find.
+pub(crate) fn caller(obj: &Obj) -> Caller {
+    if !obj.contains_key("hook_event_name") && obj.contains_key("hookEventName") {
+        return Caller::VsCode;
+    }
+    let tool = obj.get("tool_name").and_then(serde_json::Value::as_str);
+    let input = obj.get("tool_input").and_then(serde_json::Value::as_object);
+    // Claude's file tools name their file `file_path`; the Copilot CLI keeps `path`.
+    let copilot_args = matches!(tool, Some("Read" | "Write" | "Edit" | "MultiEdit"))
+        && input.is_some_and(|i| i.contains_key("path") && !i.contains_key("file_path"));
+    // Claude Code's tools are PascalCase (or `mcp__…`); Copilot's own are lowercase.
+    let copilot_tool = tool.is_some_and(|t| {
+        matches!(
+            t,
+            "bash"
+                | "powershell"
+                | "view"
+                | "create"
+                | "edit"
+                | "str_replace_editor"
+                | "apply_patch"
+                | "glob"
+                | "grep"
+                | "web_fetch"
+        )
+    });
+    // Claude Code always sends `transcript_path` and never a `timestamp`.
+    let copilot_common = obj.contains_key("timestamp") && !obj.contains_key("transcript_path");
+    if copilot_args || copilot_tool || copilot_common {
+        Caller::CopilotCli
+    } else {
+        Caller::ClaudeCode
+    }
+}
+
+fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
+    match caller(obj) {
+        Caller::ClaudeCode => {
+            parse_envelope(obj, Agent::Claude, judged, claude_actions, claude_edits)
+        }
+        Caller::VsCode => super::vscode::parse(obj),
+        // Decoded and answered as Copilot: its PascalCase (Claude-compatible) events get
+        // an answer both Copilot and Claude's envelope readers take.
+        Caller::CopilotCli => crate::copilot::hook::parse_object(obj),
+    }
+}
 
 /// Whether ContextOS judges `event`, and then whether it may ask there.
 fn judged(event: &str) -> Option<bool> {
@@ -366,6 +431,87 @@ mod tests {
         bytes.extend_from_slice(br#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/repo/a"}}"#);
         let e = parse_event(Agent::Claude, &bytes).unwrap();
         assert_eq!(e.actions, vec![p(Read, "/repo/a")]);
+    }
+
+    #[test]
+    fn the_caller_is_told_by_the_payload() {
+        let c = |s: &str| caller(&serde_json::from_str(s).unwrap());
+        assert_eq!(
+            c(
+                r#"{"hook_event_name":"PreToolUse","transcript_path":"/t","tool_name":"Read","tool_input":{"file_path":"a"}}"#
+            ),
+            Caller::ClaudeCode
+        );
+        // Without evidence, Claude Code's reading (which fails closed) stays.
+        assert_eq!(c(r#"{"tool_name":"Read"}"#), Caller::ClaudeCode);
+        assert_eq!(
+            c(r#"{"hookEventName":"PreToolUse","tool_name":"read_file","tool_input":{}}"#),
+            Caller::VsCode
+        );
+        for copilot in [
+            r#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"path":"a"}}"#,
+            r#"{"hook_event_name":"PreToolUse","tool_name":"view","tool_input":{"path":"a"}}"#,
+            r#"{"hook_event_name":"PreToolUse","timestamp":"2026-01-01T00:00:00Z","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+        ] {
+            assert_eq!(c(copilot), Caller::CopilotCli, "{copilot}");
+        }
+    }
+
+    /// VS Code's payloads through `contextos hook claude`: its tool names read, Claude's
+    /// envelope answered.
+    #[test]
+    fn vscode_payloads_are_read_and_answered_in_claudes_envelope() {
+        let e = fixture(Agent::Claude, "vscode-replace-string.json");
+        assert_eq!(e.edits.len(), 1);
+        assert!(e.edits[0].added.contains("postinstall") && !e.edits[0].whole);
+        assert_eq!(
+            render(&e, &deny("no")),
+            out(
+                r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}"#
+            )
+        );
+        assert_eq!(
+            render(&e, &ask("sure?")),
+            out(
+                r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"sure?"}}"#
+            )
+        );
+        let multi = parsed(Agent::Claude, br#"{"hookEventName":"PreToolUse","tool_name":"multi_replace_string_in_file","tool_input":{"replacements":[{"filePath":"a.ts","oldString":"1","newString":"2"},{"filePath":"b.ts","oldString":"3","newString":"4"}]}}"#);
+        assert_eq!(
+            multi.actions,
+            vec![p(PathOp::Write, "a.ts"), p(PathOp::Write, "b.ts")]
+        );
+        assert_eq!(multi.edits.len(), 2);
+        let unknown = parsed(Agent::Claude, br#"{"hookEventName":"PreToolUse","tool_name":"some_new_tool","tool_input":{"filePath":"x"}}"#);
+        assert_eq!(unknown.actions, vec![p(Read, "x"), p(PathOp::Write, "x")]);
+        let fetch = parsed(Agent::Claude, br#"{"hookEventName":"PreToolUse","tool_name":"fetch_webpage","tool_input":{"urls":["https://a.example"],"query":"q"}}"#);
+        assert_eq!(
+            fetch.actions,
+            vec![Action::Fetch {
+                url: "https://a.example".into()
+            }]
+        );
+        refuses(
+            Agent::Claude,
+            &[
+                (
+                    r#"{"hookEventName":"PreToolUse","tool_name":"run_in_terminal","tool_input":{}}"#,
+                    "`command` is missing",
+                ),
+                (
+                    r#"{"hookEventName":"PreToolUse","tool_name":"read_file","tool_input":{}}"#,
+                    "no file path",
+                ),
+                (
+                    r#"{"hookEventName":"PreToolUse","tool_input":{}}"#,
+                    "`tool_name` is missing",
+                ),
+                (
+                    r#"{"hookEventName":"PreToolUse","tool_name":"editFiles","tool_input":{"files":[1]}}"#,
+                    "non-path",
+                ),
+            ],
+        );
     }
 
     #[test]

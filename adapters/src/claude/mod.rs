@@ -3,3 +3,4 @@
 
 pub mod emit;
 pub(crate) mod hook;
+pub(crate) mod vscode;

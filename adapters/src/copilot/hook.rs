@@ -1,8 +1,9 @@
-//! The GitHub Copilot hook dialect (`ide-targets.md` §1.3.2), CLI and cloud agent, in both
-//! its native camelCase form and the "VS Code compatible" snake_case one. Answers are
-//! top-level `permissionDecision` documents; a failure is a deny document with exit 0,
-//! because Copilot logs and skips hooks that exit non-zero (fail open): only a deny on a
-//! successful exit binds.
+//! The GitHub Copilot hook dialect (`ide-targets.md` §1.3.2 and its 2026-12 update), CLI
+//! and cloud agent, in both its native camelCase form and the "VS Code compatible"
+//! snake_case one. Answers are top-level `permissionDecision` documents (a PascalCase
+//! event also gets Claude's envelope). A failure is a deny document with exit 0: Copilot
+//! now fails closed on crashes and non-zero exits too, but a deny on a successful exit is
+//! the one answer every Copilot release binds on. Only a timeout fails open.
 
 use crate::protocol::answer::{to_line, Decision, PermissionDecision};
 use crate::protocol::apply_patch::{apply_patch_actions, apply_patch_edits};
@@ -17,13 +18,15 @@ use contextos_core::PathOp;
 use serde_json::Value;
 
 pub(crate) const DIALECT: Dialect = Dialect {
-    parse,
+    parse: parse_object,
     answer,
-    // Copilot logs and skips hooks that exit non-zero: only a deny on exit 0 binds.
+    // A deny on exit 0 binds on every Copilot release (older ones skipped non-zero exits).
     failure: Failure::DenyAnswer { exit: 0 },
 };
 
-fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
+/// A Copilot event, in either dialect; also what `contextos hook claude` hands over when
+/// the Copilot CLI runs the hooks of `.claude/settings.json` ([`crate::claude::hook::caller`]).
+pub(crate) fn parse_object(obj: &Obj) -> Result<HookEvent, ProtocolError> {
     // The "VS Code compatible" dialect (hooks configured under PascalCase event names) sends
     // snake_case fields; the native dialect camelCase ones and no event name at all.
     let snake = ["hook_event_name", "tool_name", "tool_input"]
@@ -89,7 +92,7 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
 /// What Copilot's file tools put into their file: `apply_patch` bodies, `create`'s
 /// `file_text`, `edit`/`str_replace_editor`'s `old_str`/`new_str`.
 fn copilot_edits(tool: &str, args: &Value) -> Vec<Edit> {
-    let name = tool.to_ascii_lowercase();
+    let name = copilot_name(tool);
     if name == "apply_patch" {
         return apply_patch_edits(args);
     }
@@ -118,6 +121,21 @@ fn copilot_edits(tool: &str, args: &Value) -> Vec<Edit> {
         .collect()
 }
 
+/// The Copilot tool behind `tool`, lowercased. In its Claude-compatible hooks (PascalCase
+/// events, `.claude/settings.json`) the Copilot CLI renames its tools to Claude's names
+/// and keeps its own arguments: `Read` is `view`, `Write` is `create`, `Edit` and
+/// `MultiEdit` are `edit`, `WebFetch` is `web_fetch`.
+fn copilot_name(tool: &str) -> String {
+    let name = tool.to_ascii_lowercase();
+    match name.as_str() {
+        "read" => "view".into(),
+        "write" => "create".into(),
+        "multiedit" => "edit".into(),
+        "webfetch" => "web_fetch".into(),
+        _ => name,
+    }
+}
+
 /// Copilot tool names are matched case-insensitively: the documented ones are lowercase, and
 /// recognising a differently-cased spelling can only add actions to judge.
 fn copilot_actions(
@@ -126,7 +144,7 @@ fn copilot_actions(
     args_key: &str,
     label: &str,
 ) -> Result<Vec<Action>, ProtocolError> {
-    let name = tool.to_ascii_lowercase();
+    let name = copilot_name(tool);
     if name == "apply_patch" {
         return apply_patch_actions(args, args_key, label);
     }
@@ -158,10 +176,37 @@ fn copilot_actions(
     })
 }
 
-fn answer(_event: &str, decision: Decision, reason: &str) -> String {
-    // Copilot CLI and cloud agent: at the top level, not in Claude's envelope (both
-    // dialects).
+fn answer(event: &str, decision: Decision, reason: &str) -> String {
+    // Copilot CLI and cloud agent: at the top level. A PascalCase event comes from the
+    // Claude-compatible configuration (`.github/hooks` under PascalCase names, or
+    // `.claude/settings.json`), whose readers may look for Claude's envelope instead: the
+    // same decision is then written both ways, so whichever is read, it binds.
+    if event == "PreToolUse" {
+        return to_line(&Both {
+            top: PermissionDecision::new(decision, reason),
+            hook_specific_output: Envelope {
+                hook_event_name: "PreToolUse",
+                decision: PermissionDecision::new(decision, reason),
+            },
+        });
+    }
     to_line(&PermissionDecision::new(decision, reason))
+}
+
+#[derive(serde::Serialize)]
+struct Both<'a> {
+    #[serde(flatten)]
+    top: PermissionDecision<'a>,
+    #[serde(rename = "hookSpecificOutput")]
+    hook_specific_output: Envelope<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct Envelope<'a> {
+    #[serde(rename = "hookEventName")]
+    hook_event_name: &'a str,
+    #[serde(flatten)]
+    decision: PermissionDecision<'a>,
 }
 
 #[cfg(test)]
@@ -179,24 +224,50 @@ mod tests {
 
     #[test]
     fn copilot_answers_both_dialects() {
-        for file in [
-            "bash-rm-home.json",
-            "snake-pretooluse-bash-git-hookspath.json",
-        ] {
-            let e = fixture(Agent::Copilot, file);
-            assert_eq!(
-                render(&e, &deny("no")),
-                out(r#"{"permissionDecision":"deny","permissionDecisionReason":"no"}"#)
-            );
-            assert_eq!(
-                render(&e, &ask("sure?")),
-                out(r#"{"permissionDecision":"ask","permissionDecisionReason":"sure?"}"#)
-            );
-            assert_eq!(
-                render(&e, &allow("")),
-                out(r#"{"permissionDecision":"allow"}"#)
-            );
-        }
+        let e = fixture(Agent::Copilot, "bash-rm-home.json");
+        assert_eq!(
+            render(&e, &deny("no")),
+            out(r#"{"permissionDecision":"deny","permissionDecisionReason":"no"}"#)
+        );
+        assert_eq!(
+            render(&e, &ask("sure?")),
+            out(r#"{"permissionDecision":"ask","permissionDecisionReason":"sure?"}"#)
+        );
+        assert_eq!(
+            render(&e, &allow("")),
+            out(r#"{"permissionDecision":"allow"}"#)
+        );
+        // The Claude-compatible (PascalCase) form: the same decision, read either way.
+        let e = fixture(Agent::Copilot, "snake-pretooluse-bash-git-hookspath.json");
+        assert_eq!(
+            render(&e, &deny("no")),
+            out(
+                r#"{"permissionDecision":"deny","permissionDecisionReason":"no","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}"#
+            )
+        );
+        assert_eq!(
+            render(&e, &allow("")),
+            out(
+                r#"{"permissionDecision":"allow","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}"#
+            )
+        );
+    }
+
+    /// Claude's tool names with Copilot's arguments, as the Copilot CLI sends them from
+    /// `.claude/settings.json`, are Copilot's tools.
+    #[test]
+    fn claude_names_are_copilots_tools() {
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"path":"a.rs","file_text":"x"}}"#,
+        );
+        assert_eq!(e.actions, vec![p(Write, "a.rs")]);
+        assert_eq!(e.edits, vec![edit("a.rs", "", "x", true)]);
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"path":"/r/.env"}}"#,
+        );
+        assert_eq!(e.actions, vec![p(Read, "/r/.env")]);
     }
 
     #[test]

@@ -13,7 +13,9 @@
 //!   role's guide reaches Cursor, which has no roles;
 //! - manual ⇒ **Manual** (neither description nor globs): only an `@` mention brings it in.
 //!
-//! Rules are not repeated in `.mdc` files: Cursor reads `AGENTS.md`, which carries them.
+//! Rules are not repeated in `.mdc` files: Cursor reads `AGENTS.md`, which carries them —
+//! and, when `AGENTS.md` is compiled too, neither are the always-applying project-wide
+//! guides it carries.
 //! Enforcement is the hook, registered fail-closed on every event it judges.
 
 use crate::text::globs::comma_globs;
@@ -35,11 +37,22 @@ pub(crate) const HOOK_EVENTS: [&str; 4] = [
     "beforeReadFile",
     "preToolUse",
 ];
+/// The events it observes after the fact (tool results, for the session's record):
+/// never answered, so registered without `failClosed`.
+pub(crate) const POST_HOOK_EVENTS: [&str; 3] =
+    ["afterMCPExecution", "afterShellExecution", "postToolUse"];
 
-pub fn emit(set: &PolicySet) -> Emitted {
+/// `with_agents_md`: `AGENTS.md` is compiled too. Cursor loads it always, so a
+/// project-wide guide that applies always is already there and gets no `.mdc` of its own
+/// (Cursor would otherwise load it twice).
+pub fn emit(set: &PolicySet, with_agents_md: bool) -> Emitted {
     let mut outputs = Vec::new();
     let stems = guide_stems(&set.guides);
     for (g, stem) in set.guides.iter().zip(&stems) {
+        let in_agents_md = g.role.is_none() && g.scope.is_empty() && g.apply == GuideApply::Always;
+        if with_agents_md && in_agents_md {
+            continue;
+        }
         outputs.push(Output {
             path: format!(".cursor/rules/{stem}.mdc"),
             target: Agent::Cursor,
@@ -56,6 +69,13 @@ pub fn emit(set: &PolicySet) -> Emitted {
             pointer: format!("/hooks/{event}"),
             marker: HOOK_COMMAND.into(),
             items: vec![hook_entry()],
+        });
+    }
+    for event in POST_HOOK_EVENTS {
+        parts.push(JsonPart::Hooks {
+            pointer: format!("/hooks/{event}"),
+            marker: HOOK_COMMAND.into(),
+            items: vec![post_hook_entry()],
         });
     }
     outputs.push(Output {
@@ -88,9 +108,14 @@ pub fn emit(set: &PolicySet) -> Emitted {
     Emitted { outputs, lossy }
 }
 
-/// One hook entry, the same on every event.
+/// One hook entry, the same on every judged event.
 pub(crate) fn hook_entry() -> Value {
     json!({"command": HOOK_COMMAND, "failClosed": true, "timeout": 5})
+}
+
+/// The entry on an observed event: its failure must not stop anything.
+pub(crate) fn post_hook_entry() -> Value {
+    json!({"command": HOOK_COMMAND, "timeout": 5})
 }
 
 /// The `.mdc` file of one guide.
@@ -169,7 +194,7 @@ mod tests {
             &contextos_core::build::BuildOptions::default(),
         );
         let set = out.policy.unwrap();
-        let e = emit(&set);
+        let e = emit(&set, false);
         let kinds: Vec<(String, bool)> = ["a", "b", "c", "d"]
             .iter()
             .map(|id| {
@@ -201,7 +226,7 @@ mod tests {
     #[test]
     fn rule_types_per_guide() {
         let set = full();
-        let e = emit(&set);
+        let e = emit(&set, false);
         assert_eq!(
             whole_text(&e, ".cursor/rules/ctx-layering.mdc"),
             "---\ndescription: Service layering\nglobs: src/api/**,src/handlers/**,src/routes/**\n\
@@ -238,6 +263,21 @@ mod tests {
         assert_eq!(mdcs, set.guides.len());
     }
 
+    /// With `AGENTS.md` compiled, a guide it always carries is not loaded twice by Cursor.
+    #[test]
+    fn guides_agents_md_carries_get_no_mdc() {
+        let set = full();
+        let with = emit(&set, true);
+        assert!(!with
+            .outputs
+            .iter()
+            .any(|o| o.path == ".cursor/rules/ctx-commit-style.mdc"));
+        for kept in ["ctx-layering", "ctx-review-focus"] {
+            let path = format!(".cursor/rules/{kept}.mdc");
+            assert!(with.outputs.iter().any(|o| o.path == path), "{kept}");
+        }
+    }
+
     #[test]
     fn frontmatter_per_rule_type() {
         let set = small(
@@ -247,7 +287,7 @@ mod tests {
 role dev { @id("c") guide "Dev only" for "src/**" { "x" } }
 "#,
         );
-        let e = emit(&set);
+        let e = emit(&set, false);
         let fm = |path: &str| {
             let t = whole_text(&e, path);
             let end = t[4..].find("---\n").unwrap() + 4;
@@ -274,7 +314,7 @@ role dev { @id("c") guide "Dev only" for "src/**" { "x" } }
 
     #[test]
     fn hooks_json_parts() {
-        let e = emit(&full());
+        let e = emit(&full(), false);
         let parts = match &e
             .outputs
             .iter()
@@ -296,7 +336,13 @@ role dev { @id("c") guide "Dev only" for "src/**" { "x" } }
                 {"kind": "hooks", "pointer": "/hooks/beforeReadFile", "marker": "contextos hook cursor",
                  "items": [{"command": "contextos hook cursor", "failClosed": true, "timeout": 5}]},
                 {"kind": "hooks", "pointer": "/hooks/preToolUse", "marker": "contextos hook cursor",
-                 "items": [{"command": "contextos hook cursor", "failClosed": true, "timeout": 5}]}
+                 "items": [{"command": "contextos hook cursor", "failClosed": true, "timeout": 5}]},
+                {"kind": "hooks", "pointer": "/hooks/afterMCPExecution", "marker": "contextos hook cursor",
+                 "items": [{"command": "contextos hook cursor", "timeout": 5}]},
+                {"kind": "hooks", "pointer": "/hooks/afterShellExecution", "marker": "contextos hook cursor",
+                 "items": [{"command": "contextos hook cursor", "timeout": 5}]},
+                {"kind": "hooks", "pointer": "/hooks/postToolUse", "marker": "contextos hook cursor",
+                 "items": [{"command": "contextos hook cursor", "timeout": 5}]}
             ])
         );
     }
@@ -304,8 +350,8 @@ role dev { @id("c") guide "Dev only" for "src/**" { "x" } }
     #[test]
     fn path_asks_are_lossy_and_output_is_deterministic() {
         let set = full();
-        let e = emit(&set);
-        assert_eq!(e, emit(&set));
+        let e = emit(&set, false);
+        assert_eq!(e, emit(&set, false));
         // Every path or exec ask rule, and nothing else.
         let rules: Vec<&str> = e.lossy.iter().map(|l| l.rule.as_str()).collect();
         let mut asks: Vec<&str> = set

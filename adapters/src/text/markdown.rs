@@ -53,13 +53,42 @@ pub(crate) fn md_code(s: &str) -> String {
     }
 }
 
-/// `` `a`, `b` `` — globs (or any patterns) as code spans.
+/// `` `a`, `b` `` — globs (or any patterns) as code spans, in the form a model reads
+/// ([`readable_glob`]).
 pub(crate) fn glob_list(globs: &[String]) -> String {
     globs
         .iter()
-        .map(|g| md_code(g))
+        .map(|g| readable_glob(g))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A pattern as a reader takes it in: the policies spell case-insensitive names letter by
+/// letter (`core.[hH][oO][oO][kK][sS][pP][aA][tT][hH]`), which tells a model nothing; such
+/// a pattern is shown in lower case with "(any case)" after it. Other patterns are shown
+/// as written.
+pub(crate) fn readable_glob(g: &str) -> String {
+    let chars: Vec<char> = g.chars().collect();
+    let mut out = String::with_capacity(g.len());
+    let mut folded = false;
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        if let Some(&['[', a, b, ']']) = chars.get(i..i + 4) {
+            if a.is_ascii_alphabetic() && a != b && a.eq_ignore_ascii_case(&b) {
+                out.push(a.to_ascii_lowercase());
+                folded = true;
+                i += 4;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    if folded {
+        format!("{} (any case)", md_code(&out))
+    } else {
+        md_code(g)
+    }
 }
 
 /// A Markdown body written by a policy author (a guide's text), kept as written except:
@@ -105,5 +134,12 @@ mod tests {
         );
         assert_eq!(md_block(" \n "), "");
         assert_eq!(glob_list(&["a/**".into(), "*.rs".into()]), "`a/**`, `*.rs`");
+        assert_eq!(
+            glob_list(&["git -c [cC][oO][rR][eE].[hH]ooks *".into()]),
+            "`git -c core.hooks *` (any case)"
+        );
+        // Classes that are not one letter in both cases stay as written.
+        assert_eq!(readable_glob("[ab]x[aA"), "`[ab]x[aA`");
+        assert_eq!(readable_glob("é[eE]"), "`ée` (any case)");
     }
 }

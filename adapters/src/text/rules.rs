@@ -1,6 +1,6 @@
 //! Rules in plain words, as the instruction files list them.
 
-use super::markdown::{glob_list, md_code, md_inline};
+use super::markdown::{glob_list, md_code, md_inline, readable_glob};
 use contextos_core::ir::{CompiledRule, Cond, ExecPattern, Word, ALL_OPS};
 use contextos_core::policy::PolicySet;
 use contextos_core::request::{Domain, PathOp};
@@ -54,7 +54,8 @@ pub(crate) fn describe_head(r: &CompiledRule) -> String {
         if cond_has_script(&c.cond) {
             s.push_str(&format!(", {kw} a script condition holds"));
         } else {
-            s.push_str(&format!(", {kw} {}", md_code(rest)));
+            // Letter-by-letter case classes read as the name they spell.
+            s.push_str(&format!(", {kw} {}", readable_glob(rest)));
         }
     }
     s

@@ -5,20 +5,29 @@
 //! of it, or nothing, through one journaled transaction under the project lock.
 
 use crate::output;
-use crate::support::outputs::{prepare, read_text, targets};
+use crate::support::outputs::{prepare, project_targets, read_text};
 use crate::support::{CliError, Context, Exit, Format};
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::emit::merge::{self, Drift, Plan};
+use contextos_engine::emit::Agent;
+use contextos_engine::emit::Lossy;
+use contextos_engine::{Layer, PolicySet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use contextos_engine::emit::merge::RECORD_PATH as OWNERSHIP_RECORD;
 
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
-    /// Targets to compile for (comma-separated): agents, claude, cursor, copilot.
+    /// Targets to compile for (comma-separated): agents, claude, cursor, copilot, codex.
+    /// Default: all of them.
     #[arg(long, value_delimiter = ',', value_name = "T,…")]
     target: Vec<String>,
+    /// Also list each lossy translation of the standard library's and plugins' rules (by
+    /// default only the project's own are listed, the rest summed up).
+    #[arg(long, short)]
+    verbose: bool,
     /// Report drift and exit 1 when any output is out of sync; write nothing.
     #[arg(long)]
     check: bool,
@@ -31,6 +40,30 @@ pub struct CompileArgs {
     /// Seconds to wait for the project lock.
     #[arg(long, default_value_t = 30)]
     lock_timeout: u64,
+    /// Print nothing on success (`contextos init --format json` reports on its own).
+    #[arg(skip)]
+    quiet: bool,
+}
+
+/// Compiles for `targets` as a plain `contextos compile --target …` would, for `contextos
+/// init`; returns what happened in a few words.
+pub fn compile_targets(ctx: &Context, targets: &[Agent], quiet: bool) -> Result<String, CliError> {
+    let args = CompileArgs {
+        target: targets.iter().map(|t| t.as_str().to_string()).collect(),
+        verbose: false,
+        check: false,
+        diff: false,
+        dry_run: false,
+        lock_timeout: 30,
+        quiet,
+    };
+    let mut written = Vec::new();
+    compile_run(ctx, &args, &mut written)?;
+    Ok(if written.is_empty() {
+        "in sync: nothing to write".into()
+    } else {
+        format!("wrote {} file(s): {}", written.len(), written.join(", "))
+    })
 }
 
 fn drift_json(d: &Drift) -> serde_json::Value {
@@ -43,22 +76,25 @@ fn blocking(plan: &Plan) -> Vec<&Drift> {
 }
 
 pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> {
-    let targets = targets(&args.target)?;
+    compile_run(ctx, args, &mut Vec::new())
+}
+
+/// The command; the paths it wrote are added to `written`.
+fn compile_run(
+    ctx: &Context,
+    args: &CompileArgs,
+    written: &mut Vec<String>,
+) -> Result<Exit, CliError> {
     let project = ctx.project()?;
     project.check_config()?;
+    let targets = project_targets(&project, &args.target)?;
     let (_out, set) = ctx.load()?;
     let (emitted, plan, seen) = prepare(&project, &set, &targets)?;
     // Lossy translations are reported when outputs are (re)written or previewed; a
     // `--check` reports drift only.
-    if !args.check {
-        for l in &emitted.lossy {
-            eprintln!(
-                "warning[lossy]: {} ({}): rule `{}`: {}",
-                l.target.as_str(),
-                l.origin,
-                l.rule,
-                l.message
-            );
+    if !args.check && !args.quiet {
+        for line in lossy_report(&set, &emitted.lossy, args.verbose) {
+            eprintln!("{line}");
         }
     }
     if args.check {
@@ -167,6 +203,9 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> 
         });
     }
     if steps.is_empty() && !lock_changed {
+        if args.quiet {
+            return Ok(Exit::Ok);
+        }
         match ctx.format {
             Format::Json => output::print_json(
                 serde_json::json!({"written": [], "deleted": [], "inSync": true}),
@@ -200,6 +239,10 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> 
         doing: "nothing was written",
         error,
     })?;
+    written.extend(plan.writes.iter().map(|(p, _)| p.clone()));
+    if args.quiet {
+        return Ok(Exit::Ok);
+    }
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
             "written": plan.writes.iter().map(|(p, _)| p).collect::<Vec<_>>(),
@@ -219,6 +262,56 @@ pub fn compile_cmd(ctx: &Context, args: &CompileArgs) -> Result<Exit, CliError> 
         }
     }
     Ok(Exit::Ok)
+}
+
+/// The lossy translations as a person reads them: one warning per rule of the project's
+/// own (every agent's note under it), and the standard library's and plugins' rules — the
+/// same for every project, enforced exactly by the hook — summed up in one note unless
+/// `verbose` lists them too.
+fn lossy_report(set: &PolicySet, lossy: &[Lossy], verbose: bool) -> Vec<String> {
+    let layer: BTreeMap<&str, Layer> = set.rules.iter().map(|r| (r.id.as_str(), r.layer)).collect();
+    // Notes that are not about a rule (`[mcp] servers`) are the project's own.
+    let own = |l: &Lossy| layer.get(l.rule.as_str()).is_none_or(|x| *x == Layer::User);
+    let mut by_rule: BTreeMap<(bool, &str), Vec<&Lossy>> = BTreeMap::new();
+    for l in lossy {
+        by_rule
+            .entry((!own(l), l.rule.as_str()))
+            .or_default()
+            .push(l);
+    }
+    let mut out = Vec::new();
+    let mut hidden_rules = 0usize;
+    let mut hidden_notes = 0usize;
+    for ((shipped, rule), notes) in &by_rule {
+        if *shipped && !verbose {
+            hidden_rules += 1;
+            hidden_notes += notes.len();
+            continue;
+        }
+        let origin = notes
+            .first()
+            .map(|l| l.origin.to_string())
+            .unwrap_or_default();
+        let whose = if *shipped {
+            " (standard library or plugin)"
+        } else {
+            ""
+        };
+        out.push(format!(
+            "warning[lossy]: rule `{rule}`{whose} ({origin}) is not expressed exactly by every agent:"
+        ));
+        for l in notes {
+            out.push(format!("  {}: {}", l.target.as_str(), l.message));
+        }
+    }
+    if hidden_rules > 0 {
+        out.push(format!(
+            "note[lossy]: {hidden_notes} more lossy translation(s) of {hidden_rules} standard \
+             library or plugin rule(s), the same in every project: the hook enforces them \
+             exactly (`contextos compile --verbose` lists them)"
+        ));
+    }
+    out
 }
 
 fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> Result<Exit, CliError> {

@@ -3,7 +3,7 @@
 //! class, as GitHub annotations and a step summary where asked.
 
 use crate::output::{self, escape_data, escape_property};
-use crate::support::outputs::{prepare, remedy, targets};
+use crate::support::outputs::{prepare, project_targets, remedy};
 use crate::support::{CliError, Context, Exit, Format};
 use contextos_engine::testing::run_tests;
 use std::path::Path;
@@ -25,8 +25,8 @@ struct Check {
 }
 
 pub fn run(ctx: &Context, args: &GateArgs) -> Result<Exit, CliError> {
-    let targets = targets(&args.target)?;
     let project = ctx.project()?;
+    let targets = project_targets(&project, &args.target)?;
     let mut checks = Vec::new();
     // 1. Plugins verify and policies compile (a refused plugin fails the load itself).
     let compiled = project.build_policies();

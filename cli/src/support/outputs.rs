@@ -5,7 +5,7 @@
 use crate::project::{BoundaryMode, Project};
 use crate::support::CliError;
 use contextos_engine::emit::merge::{self, Current, DriftClass, Plan, StoredRecord};
-use contextos_engine::emit::{emit, Agent, Emitted, Mode};
+use contextos_engine::emit::{emit, Agent, EmitOptions, Emitted, Mode};
 use contextos_engine::PolicySet;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -35,6 +35,22 @@ pub fn targets(names: &[String]) -> Result<Vec<Agent>, CliError> {
     }
     out.sort();
     Ok(out)
+}
+
+/// The targets of one run: `names` when given, else `[compile] targets` from
+/// `contextos.toml`, else every target.
+pub fn project_targets(project: &Project, names: &[String]) -> Result<Vec<Agent>, CliError> {
+    if names.is_empty() {
+        if let Some(configured) = &project.config.compile.targets {
+            if configured.is_empty() {
+                return Err(CliError::Input(
+                    "contextos.toml: `[compile] targets` is empty; name at least one target".into(),
+                ));
+            }
+            return targets(configured);
+        }
+    }
+    targets(names)
 }
 
 /// sha256 over what shaped the outputs: every policy source (the stdlib and verified
@@ -75,11 +91,15 @@ pub fn read_text(root: &Path, rel: &str) -> Result<Option<String>, CliError> {
     }
 }
 
-/// The emitters' wiring mode from `[boundary] mode` (so `compile` and `gate` agree).
-fn boundary_mode(project: &Project) -> Mode {
-    match project.config.boundary.mode() {
-        BoundaryMode::Guard => Mode::Guard,
-        BoundaryMode::Boundary => Mode::Boundary,
+/// What shapes the outputs beside the policies, from `contextos.toml` (so `compile` and
+/// `gate` agree): the wiring mode from `[boundary] mode`.
+fn emit_options(project: &Project) -> EmitOptions {
+    EmitOptions {
+        mode: match project.config.boundary.mode() {
+            BoundaryMode::Guard => Mode::Guard,
+            BoundaryMode::Boundary => Mode::Boundary,
+        },
+        mcp_servers: project.config.mcp.servers.clone(),
     }
 }
 
@@ -92,7 +112,7 @@ pub fn prepare(
     set: &PolicySet,
     targets: &[Agent],
 ) -> Result<(Emitted, Plan, Seen), CliError> {
-    let emitted = emit(set, targets, boundary_mode(project));
+    let emitted = emit(set, targets, &emit_options(project));
     let old = StoredRecord::read(
         read_text(&project.root, OWNERSHIP_RECORD)?.as_deref(),
         read_text(&project.root, LEGACY_RECORD_PATH)?.as_deref(),
