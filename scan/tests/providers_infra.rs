@@ -256,6 +256,7 @@ const ROWS: &[Row] = &[
     Row { id: "keycloak-client-secret", path: "settings.json", line: "  \"keycloakClientSecret\": \"{t}\",", tp: &[S(AN, 32)], near: &[S(AN, 24)] },
     Row { id: "onelogin-client-secret", path: "app.py", line: "ONELOGIN_CLIENT_SECRET = \"{t}\"", tp: &[S(HEX, 64)], near: &[S(HEX, 48)] },
     Row { id: "stytch-secret", path: "deploy.sh", line: "export STYTCH_SECRET='{t}'", tp: &[L("secret-live-"), S(B64URL, 36)], near: &[L("secret-live-"), S(B64URL, 20)] },
+    Row { id: "snowflake-password", path: "main.go", line: "\tsnowflakePassword := \"{t}\"", tp: &[S(AN, 20)], near: &[S(AN, 5)] },
 ];
 
 /// The stdlib's detectors, built and compiled once for all the tests here.
