@@ -330,6 +330,9 @@ fn every_secret_detector_has_a_positive_case() {
         .detectors
         .iter()
         .filter(|d| d.kind == contextos_core::detector::DetectorKind::Secret)
+        // The provider files (secrets-infra.policy, secrets-services.policy) have their own
+        // per-detector tests in providers_*.rs.
+        .filter(|d| !d.origin.file.starts_with("stdlib/secrets-"))
         .map(|d| d.id.as_str())
         .filter(|id| !covered.contains(id))
         .filter(|id| {
