@@ -330,6 +330,8 @@ fn every_secret_detector_has_a_positive_case() {
         .detectors
         .iter()
         .filter(|d| d.kind == contextos_core::detector::DetectorKind::Secret)
+        // The provider files (secrets-infra, secrets-services) have their own row tables.
+        .filter(|d| !d.origin.file.starts_with("stdlib/secrets-"))
         .map(|d| d.id.as_str())
         .filter(|id| !covered.contains(id))
         .filter(|id| {
