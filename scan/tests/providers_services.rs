@@ -447,6 +447,77 @@ fn no_provider_fires_on_placeholders() {
     assert!(hits.is_empty(), "{}", hits.join("\n"));
 }
 
+/// Without a prefix, the provider's name alone does not make a value a credential: its
+/// public ids (a form GUID, an OAuth client id, a workspace id) look the same.
+#[test]
+fn a_provider_name_without_a_credential_word_is_not_enough() {
+    let d = detectors();
+    let uuid = |rng: &mut Rng| {
+        format!(
+            "{}-{}-{}-{}-{}",
+            rng.string(8, HEX),
+            rng.string(4, HEX),
+            rng.string(4, HEX),
+            rng.string(4, HEX),
+            rng.string(12, HEX)
+        )
+    };
+    let mut rng = Rng::new(424_242);
+    let cases = [
+        (
+            "hubspot-api-key",
+            "HUBSPOT_FORM_GUID",
+            "HUBSPOT_API_KEY",
+            uuid(&mut rng),
+        ),
+        (
+            "spotify-client-secret",
+            "SPOTIFY_CLIENT_ID",
+            "SPOTIFY_CLIENT_SECRET",
+            rng.string(32, HEX),
+        ),
+        (
+            "rebrandly-api-key",
+            "REBRANDLY_WORKSPACE",
+            "REBRANDLY_API_KEY",
+            rng.string(32, HEX),
+        ),
+        (
+            "braze-api-key",
+            "BRAZE_APP_GROUP",
+            "BRAZE_REST_API_KEY",
+            uuid(&mut rng),
+        ),
+        (
+            "etsy-api-key",
+            "ETSY_SHOP_NAME",
+            "ETSY_KEYSTRING",
+            rng.string(24, LO),
+        ),
+        (
+            "twilio-auth-token",
+            "TWILIO_WORKSPACE",
+            "TWILIO_AUTH_TOKEN",
+            rng.string(32, HEX),
+        ),
+    ];
+    for (id, var, named, value) in cases {
+        for form in [F::Env, F::Yaml, F::Json] {
+            let (path, text) = line(form, var, &value);
+            assert!(
+                !rules_on_line_1(&d, path, &text).contains(id),
+                "{id} fired on {text:?}"
+            );
+            // The same value under a credential name is found.
+            let (path, text) = line(form, named, &value);
+            assert!(
+                rules_on_line_1(&d, path, &text).contains(id),
+                "{id} missed {text:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_service_detector_has_a_row_and_every_row_a_detector() {
     let policy = stdlib();
