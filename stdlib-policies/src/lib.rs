@@ -44,6 +44,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../policies/secrets-infra.policy"),
     ),
     (
+        "stdlib/secrets-services.policy",
+        include_str!("../policies/secrets-services.policy"),
+    ),
+    (
         "stdlib/blocked-files.policy",
         include_str!("../policies/blocked-files.policy"),
     ),
