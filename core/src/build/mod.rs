@@ -18,6 +18,7 @@ mod ids;
 mod lets;
 mod obligations;
 mod output;
+mod overrides;
 mod rules;
 mod test_blocks;
 
@@ -54,6 +55,7 @@ pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
     }
     let defaults = header::declare(&mut ctx, &parsed);
     lets::check_all(&mut ctx);
+    overrides::check(&mut ctx, &parsed);
 
     // Pass 2: each statement lowered to IR.
     let mut rules = Vec::new();

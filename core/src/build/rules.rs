@@ -86,6 +86,9 @@ pub(super) fn compile_rule(
             }
         }
     }
+    if !r.patterns.is_empty() && patterns.is_empty() && errors_before == ctx.error_count() {
+        empty_head(ctx, fi, r);
+    }
     let mut exec_patterns = Vec::new();
     for (p, span) in &patterns {
         if domain == Domain::Exec {
@@ -183,6 +186,29 @@ pub(super) fn compile_rule(
         layer: ctx.layers[fi],
         analyzable,
     })
+}
+
+/// E0142: patterns were written but name nothing (`[]`, or `$x` with `let x = [];`).
+/// Without patterns a rule matches every subject of its domain, so an empty list would
+/// silently turn `allow exec $trusted` into "allow every command".
+fn empty_head(ctx: &mut Ctx, fi: usize, r: &ast::Rule) {
+    let span = r
+        .patterns
+        .first()
+        .map(|p| match p {
+            Pattern::Str(s) => s.span,
+            Pattern::Var(v) => v.span,
+            Pattern::List(l) => l.span,
+        })
+        .unwrap_or(r.head_span);
+    ctx.err(
+        fi,
+        Diagnostic::error("E0142", span, "the pattern list is empty")
+            .with_label("expands to no pattern")
+            .with_help(
+                "an empty list would make the rule match every subject of its domain; list the patterns, or drop the list to match everything on purpose",
+            ),
+    );
 }
 
 /// `git push *` → words [git, push] + any rest; `*` alone → any command.
