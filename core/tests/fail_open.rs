@@ -141,7 +141,7 @@ fn an_override_reaches_rules_through_other_lets_and_conditions() {
     let out = compile(&[(Layer::Stdlib, &stdlib), (Layer::User, user)]);
     let m = message(&out, "W0240");
     assert!(m.contains("`p` (deny) no longer covers \"k/**\""), "{m}");
-    assert!(m.contains("a condition of `c`"), "{m}");
+    assert!(m.contains("`c` (deny) no longer covers \"k/**\""), "{m}");
 }
 
 #[test]
@@ -154,4 +154,42 @@ fn override_of_nothing_and_plugin_overrides_are_refused() {
         (Layer::Plugin, "language 1;\noverride let x = [\"b\"];\n"),
     ]);
     assert_eq!(codes(&out), vec!["E0120"]);
+}
+
+#[test]
+fn an_override_can_extend_the_list_it_replaces() {
+    let out = with_stdlib("language 1;\noverride let governance = [$governance, \"ops/**\"];\n");
+    assert!(codes(&out).is_empty(), "{:?}", codes(&out));
+    let set = out.policy.unwrap();
+    for p in ["ops/deploy.sh", ".contextos/policies/main.policy"] {
+        let d = set.decide(&Request::path(PathOp::Write, p), EvalOptions::default());
+        assert_eq!(d.verdict, Effect::Deny, "{p}");
+    }
+    // Outside an override, naming yourself is still a cycle.
+    let out = compile(&[(Layer::User, "language 1;\nlet x = [$x];\n")]);
+    assert_eq!(codes(&out), vec!["E0118"]);
+}
+
+#[test]
+fn condition_lists_are_judged_by_their_polarity() {
+    let stdlib = format!("{HEADER}let roots = [\"/\", \"~\"];\n@id(\"rm\") deny exec \"rm *\" when exec.args matches $roots because \"r\";\n@id(\"u\") deny exec \"cp *\" unless exec.args matches $roots because \"u\";\n");
+    // Adding a root tightens `rm` (its `when` holds more often) and loosens `u`.
+    let out = compile(&[
+        (Layer::Stdlib, &stdlib),
+        (
+            Layer::User,
+            "language 1;\noverride let roots = [$roots, \"/srv\"];\n",
+        ),
+    ]);
+    let m = message(&out, "W0240");
+    assert!(m.contains("a condition of `u`"), "{m}");
+    assert!(!m.contains("`rm`"), "{m}");
+    // Dropping one loosens `rm`.
+    let out = compile(&[
+        (Layer::Stdlib, &stdlib),
+        (Layer::User, "language 1;\noverride let roots = [\"/\"];\n"),
+    ]);
+    let m = message(&out, "W0240");
+    assert!(m.contains("`rm`"), "{m}");
+    assert!(!m.contains("`u`"), "{m}");
 }
