@@ -89,6 +89,13 @@ pub(super) fn compile_rule(
     if !r.patterns.is_empty() && patterns.is_empty() && errors_before == ctx.error_count() {
         empty_head(ctx, fi, r);
     }
+    if ctx.layers[fi] != Layer::Stdlib {
+        for (p, span) in &patterns {
+            if let Some(f) = crate::lint::head::check(domain, p) {
+                ctx.err(fi, lint_diagnostic(f, *span));
+            }
+        }
+    }
     let mut exec_patterns = Vec::new();
     for (p, span) in &patterns {
         if domain == Domain::Exec {
@@ -186,6 +193,11 @@ pub(super) fn compile_rule(
         layer: ctx.layers[fi],
         analyzable,
     })
+}
+
+/// A lint finding as a located warning.
+pub(super) fn lint_diagnostic(f: crate::lint::Finding, span: ast::Span) -> Diagnostic {
+    Diagnostic::warning(f.code, span, f.message).with_help(f.help)
 }
 
 /// E0142: patterns were written but name nothing (`[]`, or `$x` with `let x = [];`).
