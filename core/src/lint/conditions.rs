@@ -1,6 +1,6 @@
 //! W0302: conditions that compare an attribute with a value it can never have — an
 //! extension with its dot (`path.ext == ".rs"`), an operation the rule's head excludes
-//! (`path.op == "read"` on a `write` rule), a role no `role` block or test names.
+//! (`path.op == "read"` on a `write` rule), a misspelt role (a near miss of one a `role` block or test names).
 
 use super::Finding;
 use crate::ir::{CompiledRule, Cond, Val, ALL_OPS};
@@ -78,16 +78,16 @@ fn judge(
                     Some(_) => {}
                 }
             }
+            // Only a near miss of a known role: a role with no block of its own can be
+            // meaningful (`when role != "maintainer"` exempts one), a misspelt one cannot.
             Attr::Role if !v.is_empty() && !roles.contains(v) => {
-                let mut help = "define a `role` block for it, or fix the name".to_string();
                 if let Some(s) = did_you_mean(v, roles.iter().map(String::as_str)) {
-                    help = format!("did you mean {s:?}?");
+                    out.push(Finding::new(
+                        "W0302",
+                        format!("no `role` block or test uses the role {v:?}"),
+                        format!("did you mean {s:?}?"),
+                    ));
                 }
-                out.push(Finding::new(
-                    "W0302",
-                    format!("no `role` block or test uses the role {v:?}"),
-                    help,
-                ));
             }
             _ => {}
         }

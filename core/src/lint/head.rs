@@ -78,11 +78,9 @@ pub fn check(domain: Domain, pattern: &str) -> Option<Finding> {
     None
 }
 
+/// Anchors and `.+` only: `.env.*` and `/.*` are ordinary globs.
 fn looks_like_regex(p: &str) -> bool {
-    p.starts_with('^')
-        || (p.ends_with('$') && !p.ends_with("\\$"))
-        || p.contains(".*")
-        || p.contains(".+")
+    p.starts_with('^') || (p.ends_with('$') && !p.ends_with("\\$")) || p.contains(".+")
 }
 
 /// `^secrets/.*$` → `secrets/**`.
@@ -152,6 +150,8 @@ mod tests {
             "**",
             "/tmp/**",
             "$HOME",
+            "**/.env.*",
+            "~/.*",
         ] {
             assert_eq!(code(live), None, "{live:?}");
         }
