@@ -51,13 +51,13 @@ pub fn check(domain: Domain, pattern: &str) -> Option<Finding> {
         .or_else(|| pattern.strip_prefix('/'))
         .unwrap_or(pattern);
     let segs: Vec<&str> = body.split('/').collect();
-    if segs.iter().any(|s| *s == "..") {
+    if segs.contains(&"..") {
         return dead(
             "has a `..` segment, which canonical paths never have",
             "paths outside the project are written from `/` or `~/` (`~/.ssh/**`)".into(),
         );
     }
-    if segs.iter().any(|s| *s == ".") {
+    if segs.contains(&".") {
         return dead(
             "has a `.` segment, which canonical paths never have",
             format!("write {:?}", fold_dots(pattern)),
