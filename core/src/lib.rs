@@ -28,6 +28,7 @@ pub mod eval;
 pub mod glob;
 mod index;
 pub mod ir;
+pub mod lint;
 pub mod net;
 pub mod outside;
 pub mod policy;

@@ -1,6 +1,13 @@
 //! Runs the `test` blocks of a policy set: each case is decided through the same
 //! evaluator as everything else and compared with its expected verdict and rule ids.
+//!
+//! [`run_layered`] is what `contextos test` and `gate` run: each layer's tests describe
+//! that layer, so the stdlib's run against the stdlib alone and each plugin pack's against
+//! the stdlib and that pack, while the project's run against the merged set. A project
+//! rule stricter than the stdlib then cannot turn a stdlib test red, and a project test
+//! cannot hide a stdlib test that fails.
 
+use crate::build::{build, BuildOptions, PolicySource};
 use crate::decision::RuleHit;
 use crate::eval::EvalOptions;
 use crate::ir::{Layer, Origin};
@@ -34,6 +41,20 @@ pub struct CaseResult {
     /// Expected ids that were not among the deciding rules.
     #[serde(rename = "missingRules", skip_serializing_if = "Vec::is_empty")]
     pub missing_rules: Vec<String>,
+    /// Of the missing rules, those that applied but were overruled, each with the deciding
+    /// rules that overruled it: the usual reason an expectation fails once a stricter rule
+    /// is added.
+    #[serde(rename = "overruled", skip_serializing_if = "Vec::is_empty")]
+    pub overruled: Vec<Overruled>,
+}
+
+/// An expected rule that applied but lost to a stronger one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Overruled {
+    /// The expected rule's id.
+    pub rule: String,
+    /// Ids of the rules that decided instead.
+    pub by: Vec<String>,
 }
 
 /// The outcome of a test run.
@@ -60,15 +81,21 @@ impl TestReport {
     }
 }
 
-/// Runs every test whose name contains `filter` (all when `None`).
+/// Runs every test of `set` whose name contains `filter` (all when `None`) against `set`.
 pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
+    run_tests_of(set, |_| true, filter)
+}
+
+/// Runs the tests of `set` whose layer `layer` accepts and whose name contains `filter`.
+pub fn run_tests_of(
+    set: &PolicySet,
+    layer: impl Fn(Layer) -> bool,
+    filter: Option<&str>,
+) -> TestReport {
     let mut cases = Vec::new();
     let mut exercised = BTreeSet::new();
-    // A project's tests describe the project's policy set. The stdlib's own tests describe
-    // the stdlib alone, so they run only when the project has no tests of its own.
-    let own = set.tests.iter().any(|t| t.layer != Layer::Stdlib);
     for t in &set.tests {
-        if own && t.layer == Layer::Stdlib {
+        if !layer(t.layer) {
             continue;
         }
         if filter.is_some_and(|f| !t.name.contains(f)) {
@@ -76,7 +103,7 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
         }
         for c in &t.cases {
             let session = c.tainted.then(crate::request::Session::tainted_for_tests);
-            let (actual, hits): (Effect, Vec<RuleHit>) = match &c.subject {
+            let (actual, hits, overruled): (Effect, Vec<RuleHit>, Vec<RuleHit>) = match &c.subject {
                 TestSubject::Request(r) => {
                     let d = set.decide(
                         &(**r)
@@ -91,7 +118,7 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
                             .chain(&d.overruled)
                             .map(|h| h.id.clone()),
                     );
-                    (d.verdict, d.decided_by)
+                    (d.verdict, d.decided_by, d.overruled)
                 }
                 TestSubject::Shell(line) => {
                     let d = set.decide_shell(
@@ -102,6 +129,7 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
                             ..ShellOptions::default()
                         },
                     );
+                    let mut overruled = Vec::new();
                     for p in &d.parts {
                         exercised.extend(
                             p.decided_by
@@ -109,9 +137,14 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
                                 .chain(&p.overruled)
                                 .map(|h| h.id.clone()),
                         );
+                        overruled.extend(p.overruled.iter().cloned());
+                        // A part decided more leniently than the line is overruled too.
+                        if p.verdict != d.verdict {
+                            overruled.extend(p.decided_by.iter().cloned());
+                        }
                     }
                     let hits = d.decided_by().into_iter().cloned().collect();
-                    (d.verdict, hits)
+                    (d.verdict, hits, overruled)
                 }
             };
             let mut actual_rules: Vec<String> = hits.into_iter().map(|h| h.id).collect();
@@ -123,6 +156,14 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
                 .filter(|r| !actual_rules.contains(r))
                 .cloned()
                 .collect();
+            let overruled = missing
+                .iter()
+                .filter(|m| overruled.iter().any(|h| &h.id == *m))
+                .map(|m| Overruled {
+                    rule: m.clone(),
+                    by: actual_rules.clone(),
+                })
+                .collect();
             cases.push(CaseResult {
                 test: t.name.clone(),
                 case: c.text.clone(),
@@ -133,6 +174,7 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
                 actual,
                 actual_rules,
                 missing_rules: missing,
+                overruled,
             });
         }
     }
@@ -142,5 +184,154 @@ pub fn run_tests(set: &PolicySet, filter: Option<&str>) -> TestReport {
         passed,
         cases,
         exercised,
+    }
+}
+
+/// The tests of one layer, run against the rules that layer is written for.
+#[derive(Debug, Clone, Serialize)]
+pub struct LayerRun {
+    /// `stdlib`, `plugin NAME` or `project`.
+    pub label: String,
+    /// The layer whose tests ran.
+    pub layer: Layer,
+    /// Number of rules the tests ran against.
+    pub rules: usize,
+    /// The outcome; empty when the layer could not be compiled on its own.
+    pub report: TestReport,
+    /// Why the layer could not be compiled on its own (its tests count as failed then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl LayerRun {
+    /// The layer's tests all passed (and it compiled on its own).
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.report.failed == 0
+    }
+}
+
+/// Runs each layer's tests against that layer (see the module docs). `merged` is the set
+/// compiled from all of `sources` with `options`; the isolated layers are compiled here,
+/// without `options.disabled_rules` (a project's `disable` list is the project's business,
+/// not a reason for the stdlib's own tests to fail). Layers without tests are left out.
+pub fn run_layered(
+    sources: &[PolicySource],
+    merged: &PolicySet,
+    options: &BuildOptions,
+    filter: Option<&str>,
+) -> Vec<LayerRun> {
+    let mut runs = Vec::new();
+    let stdlib: Vec<PolicySource> = sources
+        .iter()
+        .filter(|s| s.layer == Layer::Stdlib)
+        .cloned()
+        .collect();
+    let isolated = BuildOptions {
+        disabled_rules: Vec::new(),
+        lazy: options.lazy,
+    };
+    if merged.tests.iter().any(|t| t.layer == Layer::Stdlib) {
+        runs.push(isolated_run(
+            "stdlib".into(),
+            Layer::Stdlib,
+            &stdlib,
+            &isolated,
+            filter,
+        ));
+    }
+    let mut packs: Vec<(String, Vec<PolicySource>)> = Vec::new();
+    for s in sources.iter().filter(|s| s.layer == Layer::Plugin) {
+        let name = pack_name(&s.name);
+        match packs.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(s.clone()),
+            None => packs.push((name, vec![s.clone()])),
+        }
+    }
+    for (name, files) in packs {
+        let mut layer_sources = stdlib.clone();
+        layer_sources.extend(files);
+        let out = build(&layer_sources, &isolated);
+        if out
+            .policy
+            .as_ref()
+            .is_some_and(|p| p.tests.iter().all(|t| t.layer != Layer::Plugin))
+        {
+            continue;
+        }
+        runs.push(from_output(
+            format!("plugin {name}"),
+            Layer::Plugin,
+            out,
+            filter,
+        ));
+    }
+    if merged.tests.iter().any(|t| t.layer == Layer::User) {
+        runs.push(LayerRun {
+            label: "project".into(),
+            layer: Layer::User,
+            rules: merged.rules.len(),
+            report: run_tests_of(merged, |l| l == Layer::User, filter),
+            error: None,
+        });
+    }
+    runs
+}
+
+/// `plugin/NAME/…` (how installed packs are named) → `NAME`; any other name is one pack.
+fn pack_name(source: &str) -> String {
+    source
+        .strip_prefix("plugin/")
+        .and_then(|r| r.split('/').next())
+        .unwrap_or(source)
+        .to_string()
+}
+
+fn isolated_run(
+    label: String,
+    layer: Layer,
+    sources: &[PolicySource],
+    options: &BuildOptions,
+    filter: Option<&str>,
+) -> LayerRun {
+    from_output(label, layer, build(sources, options), filter)
+}
+
+fn from_output(
+    label: String,
+    layer: Layer,
+    out: crate::build::BuildOutput,
+    filter: Option<&str>,
+) -> LayerRun {
+    match &out.policy {
+        Some(set) => LayerRun {
+            label,
+            layer,
+            rules: set.rules.len(),
+            report: run_tests_of(set, |l| l == layer, filter),
+            error: None,
+        },
+        None => {
+            let errors: Vec<String> = out
+                .diagnostics
+                .iter()
+                .filter(|d| d.diagnostic.is_error())
+                .map(|d| out.render(d))
+                .collect();
+            LayerRun {
+                label,
+                layer,
+                rules: 0,
+                report: TestReport {
+                    cases: Vec::new(),
+                    passed: 0,
+                    failed: 0,
+                    exercised: BTreeSet::new(),
+                },
+                error: Some(format!(
+                    "the layer does not compile on its own:\n{}",
+                    errors.join("\n")
+                )),
+            }
+        }
     }
 }

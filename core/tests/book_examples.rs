@@ -5,7 +5,8 @@
 //!
 //! Blocks tagged ```policy,ignore are skipped; the book uses them to show mistakes. A tag
 //! `disable=RULE-ID` compiles the block with that rule disabled, as
-//! `[policies] disable = ["RULE-ID"]` in `contextos.toml` would.
+//! `[policies] disable = ["RULE-ID"]` in `contextos.toml` would. A tag `warns=CODE` says
+//! the block shows a lint on purpose: it must report that code, and only it is tolerated.
 #![expect(
     clippy::disallowed_methods,
     reason = "the test reads its cases from the book and the stdlib; the purity boundary is for the library"
@@ -32,6 +33,7 @@ struct Block {
     line: usize,
     text: String,
     disabled: Vec<String>,
+    warns: Vec<String>,
 }
 
 fn manifest_dir() -> PathBuf {
@@ -58,6 +60,8 @@ struct PolicyFence {
     /// Rule ids from `disable=ID` tags, switched off as `[policies] disable` in
     /// `contextos.toml` would.
     disabled: Vec<String>,
+    /// Warning codes from `warns=CODE` tags, which the block must report.
+    warns: Vec<String>,
 }
 
 /// `None` when the info string is not a policy block's.
@@ -72,12 +76,15 @@ fn policy_fence(info: &str) -> Option<PolicyFence> {
     let mut fence = PolicyFence {
         tested: true,
         disabled: Vec::new(),
+        warns: Vec::new(),
     };
     for tag in tags {
         if tag == "ignore" {
             fence.tested = false;
         } else if let Some(id) = tag.strip_prefix("disable=") {
             fence.disabled.push(id.to_string());
+        } else if let Some(code) = tag.strip_prefix("warns=") {
+            fence.warns.push(code.to_string());
         }
     }
     Some(fence)
@@ -116,11 +123,13 @@ fn extract(chapter: &str, text: &str) -> Result<(Vec<Block>, usize), String> {
                 Some(PolicyFence {
                     tested: true,
                     disabled,
+                    warns,
                 }) => blocks.push(Block {
                     chapter: chapter.to_string(),
                     line: fence.line,
                     text: fence.body,
                     disabled,
+                    warns,
                 }),
                 Some(_) => ignored += 1,
                 None => {}
@@ -191,8 +200,19 @@ fn check_block(stdlib: &[PolicySource], block: &Block) -> Result<usize, String> 
     for d in &out.diagnostics {
         // Diagnostics of the stdlib are the stdlib's business; the example must be clean,
         // and its `disable=` tags must name real rules (W0205 is reported on file 0).
-        if d.file == example || d.diagnostic.is_error() || d.diagnostic.code == "W0205" {
+        let shown = block.warns.iter().any(|w| w == d.diagnostic.code);
+        if (d.file == example && !shown) || d.diagnostic.is_error() || d.diagnostic.code == "W0205"
+        {
             let _ = writeln!(report, "{}", out.render(d));
+        }
+    }
+    for w in &block.warns {
+        if !out
+            .diagnostics
+            .iter()
+            .any(|d| d.file == example && d.diagnostic.code == w)
+        {
+            let _ = writeln!(report, "the block is tagged warns={w} but reports no {w}");
         }
     }
     let Some(set) = out.policy.as_ref() else {

@@ -2,8 +2,8 @@
 //!
 //! An entry is a `.policy` file (the user's layer), or a directory of them compiled
 //! together (in it, a file whose name starts with `stdlib` is the stdlib layer, `plugin`
-//! a plugin pack, any other the user's). The policies carry their own `test` blocks, run as `contextos test` runs
-//! them, with one rule more: a case names exactly the rules that decide it, and a case
+//! a plugin pack, any other the user's). The policies carry their own `test` blocks, run as
+//! `contextos test` runs them (each layer's against that layer), with one rule more: a case names exactly the rules that decide it, and a case
 //! that names none is decided by no rule (the domain's default, or a rejection).
 //! An entry must compile without errors and hold at least one case.
 #![expect(
@@ -11,7 +11,7 @@
     reason = "the harness reads its cases from disk; the purity boundary is for the library"
 )]
 
-use contextos_core::testing::run_tests;
+use contextos_core::testing::run_layered;
 use contextos_core::{build, BuildOptions, Layer, PolicySource};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -102,7 +102,8 @@ fn sources(entry: &Path) -> Result<Vec<PolicySource>, Failed> {
 }
 
 fn run_entry(entry: &Path) -> Result<(), Failed> {
-    let out = build(&sources(entry)?, &BuildOptions::default());
+    let sources = sources(entry)?;
+    let out = build(&sources, &BuildOptions::default());
     let errors: Vec<String> = out
         .diagnostics
         .iter()
@@ -112,12 +113,16 @@ fn run_entry(entry: &Path) -> Result<(), Failed> {
     let Some(set) = out.policy.as_ref().filter(|_| errors.is_empty()) else {
         return Err(format!("does not compile:\n{}", errors.join("\n")).into());
     };
-    let report = run_tests(set, None);
-    if report.cases.is_empty() {
+    let runs = run_layered(&sources, set, &BuildOptions::default(), None);
+    if let Some(e) = runs.iter().find_map(|r| r.error.as_ref()) {
+        return Err(e.clone().into());
+    }
+    let cases: Vec<_> = runs.iter().flat_map(|r| &r.report.cases).collect();
+    if cases.is_empty() {
         return Err("has no test case".into());
     }
     let mut failures = Vec::new();
-    for c in &report.cases {
+    for c in cases {
         let mut expected = c.expected_rules.clone();
         expected.sort();
         expected.dedup();

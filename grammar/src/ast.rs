@@ -132,9 +132,12 @@ pub struct DefaultDecl {
 }
 
 /// `let NAME = [ … ];` or `let NAME = "…";`: a named list that `$NAME` splices into
-/// patterns, lists and conditions; a later layer's `let` replaces an earlier one's.
+/// patterns, lists and conditions. A later layer replaces an earlier layer's `let` only
+/// with `override let` (the compiler refuses a silent replacement).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LetDecl {
+    /// Written `override let`: the declaration means to replace an earlier layer's `let`.
+    pub overrides: bool,
     /// The name without `$`, as `$NAME` references it.
     pub name: Spanned<String>,
     /// The items; a scalar `let` holds its one string as a one-item list.

@@ -481,6 +481,9 @@ impl Render<'_> {
     }
 
     fn let_decl(&mut self, l: &LetDecl) {
+        if l.overrides {
+            self.push("override ");
+        }
         self.push(&format!("let {} = ", l.name.node));
         match (l.scalar, l.value.node.as_slice()) {
             (true, [ListItem::Str(s)]) => self.string(s),

@@ -982,3 +982,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn override_let_round_trips() {
+    let src = "language 1;\noverride   let shells = [$shells,\"deno\"];\nlet overrides = \"x\";\n";
+    let out = fmt(src);
+    assert!(
+        out.contains("override let shells = [$shells, \"deno\"];"),
+        "{out}"
+    );
+    // `overrides` is an ordinary name: the keyword needs a word boundary.
+    assert!(out.contains("let overrides = \"x\";"), "{out}");
+    let parsed = parse(&out);
+    let lets: Vec<bool> = parsed
+        .file
+        .statements
+        .iter()
+        .filter_map(|s| match s {
+            contextos_grammar::ast::Statement::Let(l) => Some(l.overrides),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lets, [true, false]);
+    check_canonical(&out);
+}

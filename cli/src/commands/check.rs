@@ -1,9 +1,12 @@
-//! `contextos check`: parse and type-check every policy, with located diagnostics.
+//! `contextos check`: parse and type-check every policy, with located diagnostics and the
+//! lints (`W03xx`); `--strict` makes every warning an error.
 
 use crate::output;
 use crate::support::Format;
 use crate::support::{CliError, Context, Exit};
-use contextos_engine::grammar::Severity;
+use contextos_engine::grammar::ast::Span;
+use contextos_engine::grammar::{Diagnostic, Severity};
+use contextos_engine::{BuildOutput, FileDiagnostic, Layer};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,7 +18,8 @@ pub struct Args {
 pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     let project = ctx.project()?;
     project.check_config()?;
-    let out = project.build_policies()?;
+    let mut out = project.build_policies()?;
+    obligation_lints(&mut out);
     let errors = out
         .diagnostics
         .iter()
@@ -55,4 +59,35 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     } else {
         Ok(Exit::Ok)
     }
+}
+
+/// W0304: `with sandbox { … }` values the sandbox would refuse when the rule applies
+/// (`memory: "lots"`, `network: "internet"`, a limit above the floor). They compile — the
+/// compiler checks keys and types — but the command would then fail closed at run time, so
+/// `check` asks the sandbox's own resolver now.
+fn obligation_lints(out: &mut BuildOutput) {
+    let Some(set) = &out.policy else {
+        return;
+    };
+    let mut found = Vec::new();
+    for r in set.rules.iter().filter(|r| r.layer != Layer::Stdlib) {
+        if !r.obligations.iter().any(|o| o.name == "sandbox") {
+            continue;
+        }
+        if let Err(e) = contextos_engine::effects::sandbox::profile::resolve(&r.obligations, None) {
+            let Some(file) = out.files.iter().position(|f| f.name == r.origin.file) else {
+                continue;
+            };
+            found.push(FileDiagnostic {
+                file,
+                diagnostic: Diagnostic::warning(
+                    "W0304",
+                    Span::new(r.origin.start, r.origin.end),
+                    format!("rule `{}`: the sandbox would refuse its obligation: {}", r.id, e.0),
+                )
+                .with_help("use a value the sandbox accepts (see the sandbox chapter); a refused obligation fails the command closed"),
+            });
+        }
+    }
+    out.diagnostics.extend(found);
 }

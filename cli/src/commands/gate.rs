@@ -5,7 +5,6 @@
 use crate::output::{self, escape_data, escape_property};
 use crate::support::outputs::{prepare, project_targets, remedy};
 use crate::support::{CliError, Context, Exit, Format};
-use contextos_engine::testing::run_tests;
 use std::path::Path;
 
 #[derive(Debug, clap::Args)]
@@ -73,30 +72,8 @@ pub fn run(ctx: &Context, args: &GateArgs) -> Result<Exit, CliError> {
         },
     };
     if let Some(set) = &set {
-        // 2. Policy tests.
-        let report = run_tests(set, None);
-        let failed: Vec<_> = report.cases.iter().filter(|c| !c.passed).collect();
-        checks.push(Check {
-            name: "policy tests",
-            code: if failed.is_empty() { Exit::Ok } else { Exit::Findings },
-            lines: std::iter::once(format!("{} passed, {} failed", report.passed, report.failed))
-                .chain(failed.iter().map(|c| format!("FAIL {} {}", c.origin, c.case)))
-                .collect(),
-            annotations: failed
-                .iter()
-                .map(|c| {
-                    format!(
-                        "::error file={},line={},col={},title=contextos test::{} (expected {}, actual {})",
-                        escape_property(&c.origin.file),
-                        c.origin.line,
-                        c.origin.col,
-                        escape_data(&c.case),
-                        c.expected,
-                        c.actual
-                    )
-                })
-                .collect(),
-        });
+        // 2. Policy tests, each layer's against that layer.
+        checks.push(policy_tests(&project, set));
         // 3. Generated outputs in sync.
         match prepare(&project, set, &targets) {
             Ok((_, plan, _)) => checks.push(Check {
@@ -175,6 +152,59 @@ pub fn run(ctx: &Context, args: &GateArgs) -> Result<Exit, CliError> {
         }
     }
     Ok(code)
+}
+
+/// The layered policy tests as a gate check: one summary line per layer, then every
+/// failing case with what overruled it.
+fn policy_tests(project: &crate::project::Project, set: &contextos_engine::PolicySet) -> Check {
+    let runs = match super::test::runs_for(project, set) {
+        Ok(r) => r,
+        Err(e) => {
+            return Check {
+                name: "policy tests",
+                code: Exit::Unverified,
+                lines: vec![e.to_string()],
+                annotations: vec![format!(
+                    "::error title=contextos gate::{}",
+                    escape_data(&e.to_string())
+                )],
+            }
+        }
+    };
+    let mut lines = Vec::new();
+    let mut annotations = Vec::new();
+    let mut failed = false;
+    for r in &runs {
+        lines.push(format!(
+            "{}: {} passed, {} failed",
+            r.label, r.report.passed, r.report.failed
+        ));
+        if let Some(e) = &r.error {
+            failed = true;
+            lines.push(format!("ERR {e}"));
+            annotations.push(format!("::error title=contextos test::{}", escape_data(e)));
+        }
+        for c in r.report.cases.iter().filter(|c| !c.passed) {
+            failed = true;
+            lines.push(format!("FAIL {} {}", c.origin, c.case));
+            let why = super::test::failure_lines(c);
+            lines.extend(why.iter().map(|l| format!("  {l}")));
+            annotations.push(format!(
+                "::error file={},line={},col={},title=contextos test::{} ({})",
+                escape_property(&c.origin.file),
+                c.origin.line,
+                c.origin.col,
+                escape_data(&c.case),
+                escape_data(&why.join("; "))
+            ));
+        }
+    }
+    Check {
+        name: "policy tests",
+        code: if failed { Exit::Findings } else { Exit::Ok },
+        lines,
+        annotations,
+    }
 }
 
 fn write_summary(path: &Path, checks: &[Check], code: Exit) -> std::io::Result<()> {

@@ -1,9 +1,14 @@
-//! `contextos test [--coverage] [--filter S]`: run the `test` blocks.
+//! `contextos test [--coverage] [--filter S]`: run the `test` blocks, each layer's against
+//! that layer (the stdlib's against the stdlib alone, each plugin pack's against the stdlib
+//! and the pack, the project's against the merged set).
 
 use crate::output;
+use crate::project::Project;
 use crate::support::Format;
-use crate::support::{CliError, Context, Exit};
-use contextos_engine::testing::run_tests;
+use crate::support::{CliError, Exit};
+use contextos_engine::testing::{run_layered, CaseResult, LayerRun};
+use contextos_engine::{build, BuildOptions, PolicySet};
+use std::collections::BTreeSet;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -23,34 +28,156 @@ fn verdict(effect: impl std::fmt::Display, rules: &[String]) -> String {
     }
 }
 
-pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
-    let (_out, set) = ctx.load()?;
-    let report = run_tests(&set, args.filter.as_deref());
-    let uncovered = report.uncovered(&set);
+/// The project's policies compiled, and every layer's tests run against its layer.
+pub struct Layered {
+    pub set: PolicySet,
+    pub runs: Vec<LayerRun>,
+}
+
+impl Layered {
+    pub fn cases(&self) -> impl Iterator<Item = (&LayerRun, &CaseResult)> {
+        self.runs
+            .iter()
+            .flat_map(|r| r.report.cases.iter().map(move |c| (r, c)))
+    }
+
+    pub fn passed(&self) -> usize {
+        self.runs.iter().map(|r| r.report.passed).sum()
+    }
+
+    pub fn failed(&self) -> usize {
+        self.runs
+            .iter()
+            .map(|r| r.report.failed + usize::from(r.error.is_some()))
+            .sum()
+    }
+
+    /// Rules of the merged set no case of any layer exercised.
+    fn uncovered(&self) -> Vec<&contextos_engine::ir::CompiledRule> {
+        let exercised: BTreeSet<&String> = self
+            .runs
+            .iter()
+            .flat_map(|r| r.report.exercised.iter())
+            .collect();
+        self.set
+            .rules
+            .iter()
+            .filter(|r| !exercised.contains(&r.id))
+            .collect()
+    }
+}
+
+/// Compiles the project (an error fails closed, as `load` does) and runs the layered tests.
+pub fn layered(project: &Project, filter: Option<&str>) -> Result<Layered, CliError> {
+    let sources = project.sources()?;
+    let options = BuildOptions {
+        disabled_rules: project.config.policies.disable.clone(),
+        ..Default::default()
+    };
+    let mut out = build(&sources, &options);
+    let Some(set) = out.policy.take() else {
+        return Err(CliError::policy_invalid(&out, "nothing can be decided"));
+    };
+    let runs = run_layered(&sources, &set, &options, filter);
+    Ok(Layered { set, runs })
+}
+
+/// The layered tests for a set already compiled from the project's sources (`gate`).
+pub fn runs_for(project: &Project, set: &PolicySet) -> Result<Vec<LayerRun>, CliError> {
+    let sources = project.sources()?;
+    let options = BuildOptions {
+        disabled_rules: project.config.policies.disable.clone(),
+        ..Default::default()
+    };
+    Ok(run_layered(&sources, set, &options, None))
+}
+
+/// The lines that explain a failing case.
+pub fn failure_lines(c: &CaseResult) -> Vec<String> {
+    let mut out = vec![
+        format!("expected: {}", verdict(c.expected, &c.expected_rules)),
+        format!("actual:   {}", verdict(c.actual, &c.actual_rules)),
+    ];
+    for o in &c.overruled {
+        out.push(format!(
+            "overruled: {} applied, but {} decided",
+            o.rule,
+            o.by.join(", ")
+        ));
+    }
+    let not_applied: Vec<&String> = c
+        .missing_rules
+        .iter()
+        .filter(|m| !c.overruled.iter().any(|o| &o.rule == *m))
+        .collect();
+    if !not_applied.is_empty() {
+        out.push(format!(
+            "missing rule(s): {} (did not apply; `contextos explain` shows why not)",
+            not_applied
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out
+}
+
+fn layer_header(r: &LayerRun) -> String {
+    let against = match r.layer {
+        contextos_engine::Layer::Stdlib => "the stdlib alone".to_string(),
+        contextos_engine::Layer::Plugin => "the stdlib and this pack".to_string(),
+        contextos_engine::Layer::User => "the merged set".to_string(),
+    };
+    format!(
+        "{} tests (against {against}, {} rule(s)): {} passed, {} failed",
+        r.label, r.rules, r.report.passed, r.report.failed
+    )
+}
+
+pub fn run(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError> {
+    let project = ctx.project()?;
+    let l = layered(&project, args.filter.as_deref())?;
+    let uncovered = l.uncovered();
+    let ran = l.cases().count();
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
-            "passed": report.passed,
-            "failed": report.failed,
-            "cases": report.cases,
+            "passed": l.passed(),
+            "failed": l.failed(),
+            "layers": l.runs.iter().map(|r| serde_json::json!({
+                "layer": r.label, "rules": r.rules, "passed": r.report.passed,
+                "failed": r.report.failed, "error": r.error,
+            })).collect::<Vec<_>>(),
+            "cases": l.cases().map(|(r, c)| {
+                let mut v = serde_json::to_value(c).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("layer".into(), r.label.clone().into());
+                }
+                v
+            }).collect::<Vec<_>>(),
             "uncovered": if args.coverage {
                 Some(uncovered.iter().map(|r| serde_json::json!({"id": r.id, "origin": r.origin})).collect::<Vec<_>>())
             } else { None },
         })),
         Format::Text | Format::Github | Format::Sarif => {
-            for c in &report.cases {
-                if c.passed {
-                    outln!("PASS {}  {}", c.origin, c.case);
-                } else {
-                    outln!("FAIL {}  [{}] {}", c.origin, c.test, c.case);
-                    outln!("     expected: {}", verdict(c.expected, &c.expected_rules));
-                    outln!("     actual:   {}", verdict(c.actual, &c.actual_rules));
-                    if !c.missing_rules.is_empty() {
-                        outln!("     missing rule(s): {}", c.missing_rules.join(", "));
+            for r in &l.runs {
+                outln!("{}", layer_header(r));
+                if let Some(e) = &r.error {
+                    outln!("ERR  {e}");
+                }
+                for c in &r.report.cases {
+                    if c.passed {
+                        outln!("PASS {}  {}", c.origin, c.case);
+                    } else {
+                        outln!("FAIL {}  [{}] {}", c.origin, c.test, c.case);
+                        for line in failure_lines(c) {
+                            outln!("     {line}");
+                        }
                     }
                 }
             }
             if args.coverage {
-                let total = set.rules.len();
+                let total = l.set.rules.len();
                 outln!(
                     "coverage: {}/{} rule(s) exercised",
                     total - uncovered.len(),
@@ -60,7 +187,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
                     outln!("  not exercised: {} ({})", r.id, r.origin);
                 }
             }
-            if report.cases.is_empty() {
+            if ran == 0 {
                 eprintln!(
                     "error: no test ran{}",
                     args.filter
@@ -69,10 +196,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
                         .unwrap_or_default()
                 );
             }
-            outln!("{} passed, {} failed", report.passed, report.failed);
+            outln!("{} passed, {} failed", l.passed(), l.failed());
         }
     }
-    if report.failed > 0 || report.cases.is_empty() {
+    if l.failed() > 0 || ran == 0 {
         Ok(Exit::Findings)
     } else {
         Ok(Exit::Ok)

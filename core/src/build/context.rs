@@ -10,9 +10,18 @@ use contextos_grammar::ast::{ListItem, Span, Spanned};
 use contextos_grammar::{did_you_mean, Diagnostic, SourceFile};
 use std::collections::{BTreeSet, HashMap};
 
+#[derive(Clone)]
 pub(super) struct LetDef {
     pub(super) items: Vec<ListItem>,
     pub(super) scalar: bool,
+    pub(super) file: usize,
+    pub(super) span: Span,
+}
+
+/// An `override let`: the definition it replaced and where the override is written.
+pub(super) struct Override {
+    pub(super) name: String,
+    pub(super) old: LetDef,
     pub(super) file: usize,
     pub(super) span: Span,
 }
@@ -23,6 +32,8 @@ pub(super) struct Ctx<'a> {
     pub(super) diags: Vec<FileDiagnostic>,
     pub(super) lets: HashMap<String, LetDef>,
     pub(super) cycles_reported: BTreeSet<String>,
+    /// Every `override let`, in declaration order.
+    pub(super) overrides: Vec<Override>,
     pub(super) scripts: ScriptHost,
     /// [`BuildOptions::lazy`]: detector regexes are only parsed, not compiled.
     pub(super) lazy: bool,
@@ -36,6 +47,7 @@ impl<'a> Ctx<'a> {
             diags: Vec::new(),
             lets: HashMap::new(),
             cycles_reported: BTreeSet::new(),
+            overrides: Vec::new(),
             scripts: ScriptHost::new(),
             lazy,
         }

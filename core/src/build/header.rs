@@ -1,7 +1,7 @@
 //! Pass 1: each file's `language` header, the domain defaults and the `let` definitions.
 //! A later layer overrides an earlier one; a plugin pack may do neither.
 
-use super::context::{check_domain, plugin_may_not, Ctx, LetDef};
+use super::context::{check_domain, plugin_may_not, Ctx, LetDef, Override};
 use super::output::NO_FILE;
 use crate::ir::Layer;
 use crate::request::Domain;
@@ -66,45 +66,7 @@ pub(super) fn declare(ctx: &mut Ctx, parsed: &[ast::PolicyFile]) -> Defaults {
                     }
                     defaults.insert(domain, (d.effect.node, layer, fi, d.span));
                 }
-                Statement::Let(l) => {
-                    if layer == Layer::Plugin && ctx.lets.contains_key(&l.name.node) {
-                        ctx.err(
-                            fi,
-                            plugin_may_not(
-                                l.name.span,
-                                &format!(
-                                    "redefine `${}`, which an earlier layer defines",
-                                    l.name.node
-                                ),
-                            ),
-                        );
-                        continue;
-                    }
-                    if let Some(prev) = ctx.lets.get(&l.name.node) {
-                        if ctx.layers[prev.file] == layer {
-                            let at = ctx.origin(prev.file, prev.span);
-                            ctx.err(
-                                fi,
-                                Diagnostic::error(
-                                    "E0104",
-                                    l.name.span,
-                                    format!("`{}` is already defined at {at}", l.name.node),
-                                )
-                                .with_label("defined twice"),
-                            );
-                            continue;
-                        }
-                    }
-                    ctx.lets.insert(
-                        l.name.node.clone(),
-                        LetDef {
-                            items: l.value.node.clone(),
-                            scalar: l.scalar,
-                            file: fi,
-                            span: l.span,
-                        },
-                    );
-                }
+                Statement::Let(l) => declare_let(ctx, fi, layer, l),
                 _ => {}
             }
         }
@@ -119,6 +81,96 @@ pub(super) fn declare(ctx: &mut Ctx, parsed: &[ast::PolicyFile]) -> Defaults {
         }
     }
     defaults
+}
+
+/// Enters one `let` in the table. A `let` naming an earlier layer's variable must say
+/// `override let`: a silent replacement could switch off a protection list (the stdlib's
+/// `$governance`) without anyone noticing. An override is recorded for
+/// [`super::overrides`], which warns when it weakens a rule.
+fn declare_let(ctx: &mut Ctx, fi: usize, layer: Layer, l: &ast::LetDecl) {
+    let name = &l.name.node;
+    if layer == Layer::Plugin && (ctx.lets.contains_key(name) || l.overrides) {
+        ctx.err(
+            fi,
+            plugin_may_not(
+                l.name.span,
+                &format!("redefine `${name}`, which an earlier layer defines"),
+            ),
+        );
+        return;
+    }
+    let prev = ctx.lets.get(name).cloned();
+    match &prev {
+        Some(prev) if ctx.layers[prev.file] == layer => {
+            let at = ctx.origin(prev.file, prev.span);
+            ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0104",
+                    l.name.span,
+                    format!("`{name}` is already defined at {at}"),
+                )
+                .with_label("defined twice"),
+            );
+            return;
+        }
+        Some(prev) if !l.overrides => {
+            let at = ctx.origin(prev.file, prev.span);
+            let whose = layer_name(ctx.layers[prev.file]);
+            ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0140",
+                    l.name.span,
+                    format!("`{name}` is already defined by the {whose} at {at}"),
+                )
+                .with_label("would silently replace it")
+                .with_help(format!(
+                    "write `override let {name} = …;` to replace it on purpose, or pick another name"
+                )),
+            );
+            return;
+        }
+        None if l.overrides => {
+            ctx.err(
+                fi,
+                Diagnostic::error(
+                    "E0141",
+                    l.name.span,
+                    format!("`override let {name}` overrides nothing: no earlier layer defines `${name}`"),
+                )
+                .with_help(format!("write `let {name} = …;`")),
+            );
+            return;
+        }
+        _ => {}
+    }
+    ctx.lets.insert(
+        name.clone(),
+        LetDef {
+            items: l.value.node.clone(),
+            scalar: l.scalar,
+            file: fi,
+            span: l.span,
+        },
+    );
+    if let Some(old) = prev {
+        ctx.overrides.push(Override {
+            name: name.clone(),
+            old,
+            file: fi,
+            span: l.name.span,
+        });
+    }
+}
+
+/// How a layer is called in diagnostics.
+fn layer_name(layer: Layer) -> &'static str {
+    match layer {
+        Layer::Stdlib => "standard library",
+        Layer::Plugin => "plugin pack",
+        Layer::User => "project",
+    }
 }
 
 /// The effect of every domain; one without a declared default denies, with a warning when

@@ -1,5 +1,6 @@
 //! `let` expansion: a `$var` becomes the list it names, through other `let`s, and a
-//! definition in terms of itself is reported once.
+//! definition in terms of itself is reported once. Inside `override let x = …`, `$x`
+//! names the definition it overrides, so a list can be extended without restating it.
 
 use super::context::Ctx;
 use contextos_grammar::ast::{ListItem, Span, Spanned};
@@ -33,6 +34,17 @@ impl Ctx<'_> {
         v: &Spanned<String>,
         stack: &mut Vec<String>,
     ) -> Option<(Vec<String>, bool)> {
+        if stack.last() == Some(&v.node) {
+            if let Some(prev) = self.previous(&v.node) {
+                let (items, scalar, def_file) = (prev.items, prev.scalar, prev.file);
+                // The earlier layer's definition cannot name this one: it was complete
+                // before the override existed.
+                stack.push(format!("{}#overridden", v.node));
+                let out = self.expand(def_file, &items, stack);
+                stack.pop();
+                return out.map(|o| (o, scalar));
+            }
+        }
         if stack.contains(&v.node) {
             let fresh = !self.cycles_reported.contains(&v.node);
             self.cycles_reported.extend(stack.iter().cloned());
@@ -66,6 +78,16 @@ impl Ctx<'_> {
         let out = self.expand(def_file, &items, stack);
         stack.pop();
         out.map(|o| (o, scalar))
+    }
+}
+
+impl Ctx<'_> {
+    /// The definition an `override let NAME` replaced.
+    fn previous(&self, name: &str) -> Option<super::context::LetDef> {
+        self.overrides
+            .iter()
+            .find(|o| o.name == name)
+            .map(|o| o.old.clone())
     }
 }
 

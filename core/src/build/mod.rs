@@ -18,6 +18,7 @@ mod ids;
 mod lets;
 mod obligations;
 mod output;
+mod overrides;
 mod rules;
 mod test_blocks;
 mod test_requests;
@@ -30,9 +31,44 @@ pub use rules::exec_pattern;
 use crate::detector::CompiledDetector;
 use assemble::Lowered;
 use context::Ctx;
-use contextos_grammar::ast::Statement;
+use contextos_grammar::ast::{Span, Statement};
 use contextos_grammar::SourceFile;
 use std::collections::BTreeSet;
+
+/// The set-wide lints (conditions, shadowing) on the rules of every layer but the stdlib.
+/// Skipped by a lazy build: the hook needs the verdict, not the advice.
+fn lint_rules(
+    ctx: &mut Ctx,
+    rules: &[crate::ir::CompiledRule],
+    roles: &BTreeSet<String>,
+    tests: &[(usize, &contextos_grammar::ast::TestBlock)],
+) {
+    use crate::ir::Layer;
+    let mut known = roles.clone();
+    known.extend(
+        tests
+            .iter()
+            .flat_map(|(_, t)| &t.cases)
+            .filter_map(|c| c.role.as_ref().map(|r| r.node.clone())),
+    );
+    let file_of = |ctx: &Ctx, name: &str| ctx.files.iter().position(|f| f.name == name);
+    let linted = |r: &crate::ir::CompiledRule| r.layer != Layer::Stdlib;
+    for r in rules.iter().filter(|r| linted(r)) {
+        for (ci, f) in crate::lint::conditions::check(r, &known) {
+            let o = &r.clauses[ci].origin;
+            if let Some(fi) = file_of(ctx, &o.file) {
+                let d = rules::lint_diagnostic(f, Span::new(o.start, o.end));
+                ctx.err(fi, d);
+            }
+        }
+    }
+    for (ri, f) in crate::lint::shadow::check(rules, linted) {
+        let o = &rules[ri].origin;
+        if let Some(fi) = file_of(ctx, &o.file) {
+            ctx.err(fi, rules::lint_diagnostic(f, Span::new(o.start, o.end)));
+        }
+    }
+}
 
 /// Compiles sources into a policy set. Files are given in layer order (stdlib first).
 pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
@@ -55,6 +91,7 @@ pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
     }
     let defaults = header::declare(&mut ctx, &parsed);
     lets::check_all(&mut ctx);
+    overrides::check(&mut ctx, &parsed);
 
     // Pass 2: each statement lowered to IR.
     let mut rules = Vec::new();
@@ -94,6 +131,9 @@ pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
         detectors,
     );
 
+    if !options.lazy {
+        lint_rules(&mut ctx, &rules, &roles, &tests_ast);
+    }
     let mut tests = Vec::new();
     for (fi, t) in tests_ast {
         tests.extend(test_blocks::compile_test(&mut ctx, fi, t, &all_ids, &roles));

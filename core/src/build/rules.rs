@@ -86,6 +86,16 @@ pub(super) fn compile_rule(
             }
         }
     }
+    if !r.patterns.is_empty() && patterns.is_empty() && errors_before == ctx.error_count() {
+        empty_head(ctx, fi, r);
+    }
+    if ctx.layers[fi] != Layer::Stdlib {
+        for (p, span) in &patterns {
+            if let Some(f) = crate::lint::head::check(domain, p) {
+                ctx.err(fi, lint_diagnostic(f, *span));
+            }
+        }
+    }
     // An MCP pattern without `/` names servers: `github` is every tool of `github`.
     if domain == Domain::Mcp {
         for (p, _) in patterns.iter_mut() {
@@ -202,6 +212,34 @@ pub(super) fn compile_rule(
         layer: ctx.layers[fi],
         analyzable,
     })
+}
+
+/// A lint finding as a located warning.
+pub(super) fn lint_diagnostic(f: crate::lint::Finding, span: ast::Span) -> Diagnostic {
+    Diagnostic::warning(f.code, span, f.message).with_help(f.help)
+}
+
+/// E0142: patterns were written but name nothing (`[]`, or `$x` with `let x = [];`).
+/// Without patterns a rule matches every subject of its domain, so an empty list would
+/// silently turn `allow exec $trusted` into "allow every command".
+fn empty_head(ctx: &mut Ctx, fi: usize, r: &ast::Rule) {
+    let span = r
+        .patterns
+        .first()
+        .map(|p| match p {
+            Pattern::Str(s) => s.span,
+            Pattern::Var(v) => v.span,
+            Pattern::List(l) => l.span,
+        })
+        .unwrap_or(r.head_span);
+    ctx.err(
+        fi,
+        Diagnostic::error("E0142", span, "the pattern list is empty")
+            .with_label("expands to no pattern")
+            .with_help(
+                "an empty list would make the rule match every subject of its domain; list the patterns, or drop the list to match everything on purpose",
+            ),
+    );
 }
 
 /// `git push *` → words [git, push] + any rest; `*` alone → any command.

@@ -67,7 +67,13 @@ impl<'a, const TRACK: bool> Parser<'a, TRACK> {
     }
 
     pub(super) fn let_decl(&self, p: usize) -> Option<(Statement, usize)> {
-        let (name, e) = self.ident_s(self.skip(self.lit(p, "let")?))?;
+        let overrides = self.starts_word(p, "override");
+        let q = if overrides {
+            self.skip(p + "override".len())
+        } else {
+            p
+        };
+        let (name, e) = self.ident_s(self.skip(self.lit(q, "let")?))?;
         let q = self.skip(self.expect(self.skip(e), b'=')?);
         let (value, scalar, e) = if let Some((l, e)) = self.list(q) {
             (l, false, e)
@@ -78,6 +84,7 @@ impl<'a, const TRACK: bool> Parser<'a, TRACK> {
         };
         let end = self.expect(self.skip(e), b';')?;
         let l = LetDecl {
+            overrides,
             name,
             value,
             scalar,

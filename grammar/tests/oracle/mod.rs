@@ -229,6 +229,7 @@ fn build_statement(pair: Pair<R>, off: usize) -> Built<Statement> {
             }))
         }
         R::let_decl => {
+            let overrides = pair.as_str().starts_with("override");
             let mut it = pair.into_inner();
             let name = next(&mut it, span)?;
             let value = next(&mut it, span)?;
@@ -239,6 +240,7 @@ fn build_statement(pair: Pair<R>, off: usize) -> Built<Statement> {
                 (vec![ListItem::Str(build_string(value, off)?)], true)
             };
             Ok(Statement::Let(LetDecl {
+                overrides,
                 name: spanned_text(&name, off),
                 value: Spanned::new(items, vspan),
                 scalar,
