@@ -124,7 +124,7 @@ fn base64_runs(line: &[u8], base: usize) -> Vec<(Range<usize>, Vec<u8>)> {
         while i < line.len() && is_b64(line[i]) {
             i += 1;
         }
-        while i < line.len() && line[i] == b'=' && i - start < line.len() {
+        while i < line.len() && line[i] == b'=' && i - start < MAX_LINE {
             i += 1;
         }
         if i - start >= MIN_BASE64 {

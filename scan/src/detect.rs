@@ -291,9 +291,6 @@ impl Detectors {
             (line, text::column(line_text, at.saturating_sub(lr.start)))
         };
         self.scan_region(file, content, &lines, added, &applies, &direct, true, out)?;
-        let Some(view) = decode::view(content, &lines, added) else {
-            return Ok(());
-        };
         let secrets: Vec<bool> = applies
             .iter()
             .zip(&self.prepared)
@@ -302,6 +299,9 @@ impl Detectors {
         if !secrets.contains(&true) {
             return Ok(());
         }
+        let Some(view) = decode::view(content, &lines, added) else {
+            return Ok(());
+        };
         let vlines = Lines::new(&view.text);
         let all = [0..vlines.count()];
         let mapped = |at: usize| direct(view.source(at));

@@ -25,7 +25,11 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {
     Lit(String),
-    Gen { chars: Vec<u8>, min: usize, max: usize },
+    Gen {
+        chars: Vec<u8>,
+        min: usize,
+        max: usize,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -273,7 +277,11 @@ impl Context {
 /// `GROQ_API_KEY` → `groqApiKey`.
 fn camel(var: &str) -> String {
     let mut out = String::new();
-    for (i, w) in var.split(['_', '-', '.']).filter(|w| !w.is_empty()).enumerate() {
+    for (i, w) in var
+        .split(['_', '-', '.'])
+        .filter(|w| !w.is_empty())
+        .enumerate()
+    {
         let w = w.to_ascii_lowercase();
         if i == 0 {
             out.push_str(&w);
@@ -293,15 +301,55 @@ pub fn render(ctx: Context, var: &str, token: &str) -> (String, usize) {
     let lower = var.to_ascii_lowercase();
     let camel = camel(var);
     let lines: Vec<String> = match ctx {
-        Context::Env => vec!["# service settings".into(), "LOG_LEVEL=info".into(), format!("{var}={token}")],
-        Context::Yaml => vec!["service:".into(), "  name: billing".into(), format!("  {lower}: \"{token}\"")],
-        Context::Json => vec!["{".into(), "  \"region\": \"eu-west-1\",".into(), format!("  \"{camel}\": \"{token}\""), "}".into()],
-        Context::Python => vec!["import os".into(), String::new(), format!("{} = \"{token}\"", var.to_ascii_uppercase())],
-        Context::Js => vec!["'use strict';".into(), format!("const {camel} = '{token}';"), "module.exports = { client };".into()],
-        Context::Go => vec!["package config".into(), String::new(), format!("const {camel} = \"{token}\"")],
-        Context::Shell => vec!["#!/bin/sh".into(), "set -eu".into(), format!("export {var}=\"{token}\"")],
-        Context::Xml => vec!["<configuration>".into(), "  <appSettings>".into(), format!("    <add key=\"{var}\" value=\"{token}\" />"), "  </appSettings>".into(), "</configuration>".into()],
-        Context::Terraform => vec!["provider \"service\" {".into(), "  region = \"eu\"".into(), format!("  {lower} = \"{token}\""), "}".into()],
+        Context::Env => vec![
+            "# service settings".into(),
+            "LOG_LEVEL=info".into(),
+            format!("{var}={token}"),
+        ],
+        Context::Yaml => vec![
+            "service:".into(),
+            "  name: billing".into(),
+            format!("  {lower}: \"{token}\""),
+        ],
+        Context::Json => vec![
+            "{".into(),
+            "  \"region\": \"eu-west-1\",".into(),
+            format!("  \"{camel}\": \"{token}\""),
+            "}".into(),
+        ],
+        Context::Python => vec![
+            "import os".into(),
+            String::new(),
+            format!("{} = \"{token}\"", var.to_ascii_uppercase()),
+        ],
+        Context::Js => vec![
+            "'use strict';".into(),
+            format!("const {camel} = '{token}';"),
+            "module.exports = { client };".into(),
+        ],
+        Context::Go => vec![
+            "package config".into(),
+            String::new(),
+            format!("const {camel} = \"{token}\""),
+        ],
+        Context::Shell => vec![
+            "#!/bin/sh".into(),
+            "set -eu".into(),
+            format!("export {var}=\"{token}\""),
+        ],
+        Context::Xml => vec![
+            "<configuration>".into(),
+            "  <appSettings>".into(),
+            format!("    <add key=\"{var}\" value=\"{token}\" />"),
+            "  </appSettings>".into(),
+            "</configuration>".into(),
+        ],
+        Context::Terraform => vec![
+            "provider \"service\" {".into(),
+            "  region = \"eu\"".into(),
+            format!("  {lower} = \"{token}\""),
+            "}".into(),
+        ],
         Context::K8sSecret => vec![
             "apiVersion: v1".into(),
             "kind: Secret".into(),
@@ -483,7 +531,10 @@ pub fn score(g: &Generated, hits: &[Hit]) -> Totals {
     }
     let mut t = Totals::default();
     for it in &g.items {
-        let rules = at.get(&(it.path.as_str(), it.line)).cloned().unwrap_or_default();
+        let rules = at
+            .get(&(it.path.as_str(), it.line))
+            .cloned()
+            .unwrap_or_default();
         let fs = t.families.entry(it.family.clone()).or_default();
         fs.category.clone_from(&it.category);
         if it.positive {
@@ -491,7 +542,8 @@ pub fn score(g: &Generated, hits: &[Hit]) -> Totals {
             if !rules.is_empty() {
                 fs.found += 1;
             } else {
-                t.missed.push((it.path.clone(), it.family.clone(), it.context.as_str()));
+                t.missed
+                    .push((it.path.clone(), it.family.clone(), it.context.as_str()));
             }
             fs.by_detector += usize::from(rules.contains(&it.detector.as_str()));
             fs.specific += usize::from(rules.iter().any(|r| !r.starts_with("generic-")));
@@ -499,7 +551,8 @@ pub fn score(g: &Generated, hits: &[Hit]) -> Totals {
             fs.near_misses += 1;
             if rules.contains(&it.detector.as_str()) {
                 fs.near_flagged += 1;
-                t.flagged.push((it.path.clone(), it.family.clone(), it.detector.clone()));
+                t.flagged
+                    .push((it.path.clone(), it.family.clone(), it.detector.clone()));
             }
         }
     }
