@@ -7,8 +7,8 @@
 
 #[path = "../corpus/mod.rs"]
 mod corpus;
-#[path = "../corpus/formats.rs"]
-mod formats;
+
+use corpus::formats;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
