@@ -310,8 +310,12 @@ mod tests {
 
     fn view_of(text: &str) -> Option<String> {
         let lines = Lines::new(text.as_bytes());
-        view(text.as_bytes(), &lines, &[0..lines.count()])
-            .map(|v| String::from_utf8_lossy(&v.text).into_owned())
+        view(
+            text.as_bytes(),
+            &lines,
+            std::slice::from_ref(&(0..lines.count())),
+        )
+        .map(|v| String::from_utf8_lossy(&v.text).into_owned())
     }
 
     #[test]
@@ -360,7 +364,12 @@ mod tests {
     fn views_map_back_to_the_original_offsets() {
         let text = "a = 1\nk = \"abcdefgh\" + \"ijkl\"\n";
         let lines = Lines::new(text.as_bytes());
-        let v = view(text.as_bytes(), &lines, &[0..lines.count()]).unwrap();
+        let v = view(
+            text.as_bytes(),
+            &lines,
+            std::slice::from_ref(&(0..lines.count())),
+        )
+        .unwrap();
         let at = v.text.iter().position(|b| *b == b'i').unwrap();
         assert_eq!(&text[v.source(at)..v.source(at) + 4], "ijkl");
         assert_eq!(lines.line_of(v.source(0)), 1);

@@ -303,14 +303,14 @@ impl Detectors {
             return Ok(());
         };
         let vlines = Lines::new(&view.text);
-        let all = [0..vlines.count()];
+        let all = 0..vlines.count();
         let mapped = |at: usize| direct(view.source(at));
         let mut decoded = Vec::new();
         self.scan_region(
             file,
             &view.text,
             &vlines,
-            &all,
+            std::slice::from_ref(&all),
             &secrets,
             &mapped,
             false,

@@ -5,9 +5,7 @@
 //! (`tests/corpus/formats.rs`); the thresholds are those of issue 19's independent corpus.
 //! `SECRET_FORMATS_TABLE=path` writes the per-family table (Markdown) for the book.
 
-#[path = "../corpus/mod.rs"]
-mod corpus;
-
+use crate::scan_corpus::corpus;
 use corpus::formats;
 
 use std::path::{Path, PathBuf};
