@@ -76,8 +76,10 @@ impl DetectorKind {
                 "paths",
                 "exclude",
                 "multiline",
+                "checksum",
+                "ignore",
             ],
-            DetectorKind::File => &["exclude", "content"],
+            DetectorKind::File => &["exclude", "content", "case_sensitive"],
             DetectorKind::Stub => &[
                 "keywords",
                 "paths",
@@ -86,6 +88,29 @@ impl DetectorKind {
                 "unless_before",
                 "lookback",
             ],
+        }
+    }
+}
+
+/// A checksum a provider builds into its tokens, checked by the scanner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checksum {
+    /// GitHub's current tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`) and npm's `npm_`
+    /// tokens: after the prefix, 30 base62 characters and 6 base62 characters holding the
+    /// CRC-32 (IEEE) of those 30, left-padded with `0`.
+    GithubCrc32,
+}
+
+impl Checksum {
+    /// The names accepted by the `checksum` key.
+    pub const NAMES: [&'static str; 1] = ["github-crc32"];
+
+    /// The checksum named in policy text; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Checksum> {
+        match s {
+            "github-crc32" => Some(Checksum::GithubCrc32),
+            _ => None,
         }
     }
 }
@@ -154,8 +179,21 @@ pub struct CompiledDetector {
     /// (a UUID, a bare hash, a dotted name).
     #[serde(default)]
     pub skip: Option<String>,
+    /// `secret` only: a match whose whole text (the name around the value too) this regex
+    /// finds something in is not a secret (`csrf_token = …`, a Maven coordinate).
+    #[serde(default)]
+    pub ignore: Option<String>,
     /// `secret` only: the match may span lines (private key blocks).
     pub multiline: bool,
+    /// `secret` only: the checksum the provider builds into its tokens
+    /// ([`Checksum::NAMES`]). A value that fails it is reported as a warning: it has the
+    /// token's shape but was not issued (a test fixture, a hand-made sample).
+    #[serde(default)]
+    pub checksum: Option<Checksum>,
+    /// `file` only: match the path globs case-sensitively (default: ASCII
+    /// case-insensitive, so `cert.P12` is blocked like `cert.p12`).
+    #[serde(default)]
+    pub case_sensitive: bool,
     /// `stub` only: ignore matches inside string literals and after a line comment.
     pub code_only: bool,
     /// `stub` only: no finding when one of the `lookback` lines before the match matches

@@ -81,6 +81,9 @@ fn blank(id: &str, kind: DetectorKind, o: Origin) -> CompiledDetector {
         content: None,
         skip: None,
         multiline: false,
+        checksum: None,
+        case_sensitive: false,
+        ignore: None,
         code_only: false,
         unless_before: None,
         lookback: 0,
@@ -302,6 +305,9 @@ fn values_of_the_wrong_type() {
         ("keywords: [\"a\"], entropy: \"high\"", "\"high\""),
         ("keywords: [\"a\"], multiline: \"yes\"", "\"yes\""),
         ("keywords: [\"\"]", "[\"\"]"),
+        ("keywords: [\"a\"], checksum: \"crc\"", "\"crc\""),
+        ("keywords: [\"a\"], checksum: true", "true"),
+        ("keywords: [\"a\"], ignore: [\"x\"]", "[\"x\"]"),
     ];
     for (body, value) in cases {
         let line = format!("detector secret \"(a)\" {{ {body} }};");
@@ -318,6 +324,36 @@ fn values_of_the_wrong_type() {
     assert_eq!(one(src), ("E0124", 2, 30));
     let src = "language 1;\nlet none = [];\ndetector file $none;";
     assert_eq!(one(src), ("E0124", 3, 15));
+    let src = "language 1;\ndetector file \"a\" { case_sensitive: \"yes\" };";
+    assert_eq!(one(src), ("E0124", 2, 37));
+    let src = "language 1;\ndetector secret \"a\" { keywords: [\"a\"], checksum: \"github-crc\" };";
+    assert!(
+        help(src).contains("did you mean `github-crc32`?"),
+        "{}",
+        help(src)
+    );
+}
+
+#[test]
+fn checksum_ignore_and_case_sensitive_compile() {
+    let src = "language 1;\n@id(\"g\")\ndetector secret \"a\" { keywords: [\"a\"], checksum: \"github-crc32\", ignore: \"(?i)csrf\" };\n@id(\"f\")\ndetector file \"**/*.p12\" { case_sensitive: true };";
+    let out = contextos_core::build(
+        &[contextos_core::PolicySource {
+            name: "t.policy".into(),
+            text: src.into(),
+            layer: contextos_core::Layer::User,
+        }],
+        &contextos_core::BuildOptions::default(),
+    );
+    let policy = out.policy.expect("compiles");
+    let g = policy.detectors.iter().find(|d| d.id == "g").unwrap();
+    assert_eq!(
+        g.checksum,
+        Some(contextos_core::detector::Checksum::GithubCrc32)
+    );
+    assert_eq!(g.ignore.as_deref(), Some("(?i)csrf"));
+    let f = policy.detectors.iter().find(|d| d.id == "f").unwrap();
+    assert!(f.case_sensitive);
 }
 
 #[test]

@@ -7,11 +7,13 @@
 //! scan cost grow with the keywords present, not with the number of detectors.
 
 use crate::change::ChangedFile;
+use crate::checksum;
+use crate::decode;
 use crate::finding::{Finding, FindingKind};
 use crate::text::{self, Lines};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use contextos_core::detector::{CompiledDetector, DetectorKind};
-use globset::{GlobSet, GlobSetBuilder};
+use contextos_core::detector::{CompiledDetector, DetectorKind, Severity};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::bytes::{Regex, RegexBuilder};
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -27,6 +29,17 @@ pub enum DetectorError {
     Invalid { id: String, message: String },
 }
 
+/// One regex match, as the judge sees it.
+struct Match<'a> {
+    /// 0-based line of the text scanned (raw content or a decoded view).
+    line: usize,
+    line_text: &'a [u8],
+    at_in_line: usize,
+    value: &'a [u8],
+    /// The whole match (group 0).
+    whole: &'a [u8],
+}
+
 #[derive(Debug)]
 struct Prepared {
     det: CompiledDetector,
@@ -38,6 +51,7 @@ struct Prepared {
     content: OnceLock<Result<Option<Regex>, DetectorError>>,
     unless_before: OnceLock<Result<Option<Regex>, DetectorError>>,
     skip: OnceLock<Result<Option<Regex>, DetectorError>>,
+    ignore: OnceLock<Result<Option<Regex>, DetectorError>>,
     allow: BTreeSet<Vec<u8>>,
     stopwords: Vec<Vec<u8>>,
 }
@@ -50,6 +64,17 @@ pub struct Detectors {
     keywords: Option<AhoCorasick>,
     /// Keyword pattern index → detectors (indices into `prepared`) that listed it.
     keyword_owners: Vec<Vec<usize>>,
+}
+
+/// The compiler's segment-aware path glob ([`contextos_core::glob::path_glob`]), optionally
+/// ASCII case-insensitive.
+fn path_glob(pattern: &str, case_insensitive: bool) -> Result<Glob, String> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .case_insensitive(case_insensitive)
+        .build()
+        .map_err(|e| e.kind().to_string())
 }
 
 fn compile_regex(pattern: &str, id: &str) -> Result<Regex, DetectorError> {
@@ -85,12 +110,13 @@ fn lazy_opt_regex<'a>(
 
 impl Detectors {
     pub fn new(detectors: &[CompiledDetector]) -> Result<Detectors, DetectorError> {
-        let mut glob_patterns: Vec<String> = Vec::new();
-        let mut glob_of = |p: &str| -> usize {
-            if let Some(i) = glob_patterns.iter().position(|g| g == p) {
+        // (glob, case-insensitive): one entry of the shared glob set.
+        let mut glob_patterns: Vec<(String, bool)> = Vec::new();
+        let mut glob_of = |p: &str, ci: bool| -> usize {
+            if let Some(i) = glob_patterns.iter().position(|(g, c)| g == p && *c == ci) {
                 i
             } else {
-                glob_patterns.push(p.to_string());
+                glob_patterns.push((p.to_string(), ci));
                 glob_patterns.len() - 1
             }
         };
@@ -98,13 +124,13 @@ impl Detectors {
         let mut keyword_list: Vec<String> = Vec::new();
         let mut keyword_owners: Vec<Vec<usize>> = Vec::new();
         for (di, d) in detectors.iter().enumerate() {
-            let path_src = if d.kind == DetectorKind::File {
-                &d.patterns
-            } else {
-                &d.paths
-            };
-            let paths = path_src.iter().map(|p| glob_of(p)).collect();
-            let exclude = d.exclude.iter().map(|p| glob_of(p)).collect();
+            let is_file = d.kind == DetectorKind::File;
+            let path_src = if is_file { &d.patterns } else { &d.paths };
+            // Blocked-file names are matched without regard to case unless the detector
+            // asks otherwise: `cert.P12` is as much a keystore as `cert.p12`.
+            let ci = is_file && !d.case_sensitive;
+            let paths = path_src.iter().map(|p| glob_of(p, ci)).collect();
+            let exclude = d.exclude.iter().map(|p| glob_of(p, ci)).collect();
             if d.kind != DetectorKind::File && d.keywords.is_empty() {
                 return Err(DetectorError::Invalid {
                     id: d.id.clone(),
@@ -137,6 +163,7 @@ impl Detectors {
                 content: OnceLock::new(),
                 unless_before: OnceLock::new(),
                 skip: OnceLock::new(),
+                ignore: OnceLock::new(),
                 allow: d.allow.iter().map(|a| a.as_bytes().to_vec()).collect(),
                 stopwords: d
                     .stopwords
@@ -146,13 +173,11 @@ impl Detectors {
             });
         }
         let mut gb = GlobSetBuilder::new();
-        for p in &glob_patterns {
-            let g =
-                contextos_core::glob::path_glob(p).map_err(|message| DetectorError::Invalid {
-                    id: p.clone(),
-                    message,
-                })?;
-            gb.add(g);
+        for (p, ci) in &glob_patterns {
+            gb.add(path_glob(p, *ci).map_err(|message| DetectorError::Invalid {
+                id: p.clone(),
+                message,
+            })?);
         }
         let globs = gb.build().map_err(|e| DetectorError::Invalid {
             id: "paths".into(),
@@ -189,6 +214,7 @@ impl Detectors {
             lazy_opt_regex(&p.content, p.det.content.as_deref(), &p.det.id)?;
             lazy_opt_regex(&p.unless_before, p.det.unless_before.as_deref(), &p.det.id)?;
             lazy_opt_regex(&p.skip, p.det.skip.as_deref(), &p.det.id)?;
+            lazy_opt_regex(&p.ignore, p.det.ignore.as_deref(), &p.det.id)?;
         }
         Ok(())
     }
@@ -234,7 +260,9 @@ impl Detectors {
         Ok(())
     }
 
-    /// Secret and stub findings in the added lines of `file` (which must be text).
+    /// Secret and stub findings in the added lines of `file` (which must be text), then
+    /// secret findings in the decoded view of those lines ([`decode`]), reported at the
+    /// original line unless the raw text already gave the same rule there.
     pub fn added_text(
         &self,
         file: &ChangedFile,
@@ -242,9 +270,9 @@ impl Detectors {
         added: &[std::ops::Range<usize>],
         out: &mut Vec<Finding>,
     ) -> Result<(), DetectorError> {
-        let Some(ac) = &self.keywords else {
+        if self.keywords.is_none() {
             return Ok(());
-        };
+        }
         let lines = Lines::new(content);
         let matched = self.globs.matches(&file.path);
         let applies: Vec<bool> = self
@@ -255,6 +283,72 @@ impl Detectors {
         if !applies.contains(&true) {
             return Ok(());
         }
+        let first = out.len();
+        let direct = |at: usize| -> (usize, usize) {
+            let line = lines.line_of(at);
+            let lr = lines.range(line, content);
+            let line_text = content.get(lr.clone()).unwrap_or(b"");
+            (line, text::column(line_text, at.saturating_sub(lr.start)))
+        };
+        self.scan_region(file, content, &lines, added, &applies, &direct, true, out)?;
+        let secrets: Vec<bool> = applies
+            .iter()
+            .zip(&self.prepared)
+            .map(|(a, p)| *a && p.det.kind == DetectorKind::Secret)
+            .collect();
+        if !secrets.contains(&true) {
+            return Ok(());
+        }
+        let Some(view) = decode::view(content, &lines, added) else {
+            return Ok(());
+        };
+        let vlines = Lines::new(&view.text);
+        let all = 0..vlines.count();
+        let mapped = |at: usize| direct(view.source(at));
+        let mut decoded = Vec::new();
+        self.scan_region(
+            file,
+            &view.text,
+            &vlines,
+            std::slice::from_ref(&all),
+            &secrets,
+            &mapped,
+            false,
+            &mut decoded,
+        )?;
+        for f in decoded {
+            let known = out[first..]
+                .iter()
+                .any(|g| g.rule == f.rule && g.line == f.line);
+            if !known {
+                out.push(f);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the detectors marked in `applies` over the `added` line ranges of `content`;
+    /// `locate` turns an offset of `content` into the reported 0-based line and 1-based
+    /// column. In the `raw` pass, a secret value that is base64 of text is left to the
+    /// decoded pass, which judges the text it stands for (`cGFzc3dvcmQ=` is `password`).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the raw pass and the decoded pass share this; they differ in text, lines and locator"
+    )]
+    fn scan_region(
+        &self,
+        file: &ChangedFile,
+        content: &[u8],
+        lines: &Lines,
+        added: &[std::ops::Range<usize>],
+        applies: &[bool],
+        locate: &dyn Fn(usize) -> (usize, usize),
+        raw: bool,
+        out: &mut Vec<Finding>,
+    ) -> Result<(), DetectorError> {
+        let Some(ac) = &self.keywords else {
+            return Ok(());
+        };
         // (detector, line) pairs whose keyword occurs on an added line.
         let mut todo: BTreeSet<(usize, usize)> = BTreeSet::new();
         for r in added {
@@ -305,9 +399,22 @@ impl Detectors {
                     if !seen.insert((di, at)) {
                         continue;
                     }
-                    if let Some(f) =
-                        self.judge_match(p, file, content, &lines, line, lr.clone(), at, value)?
+                    let line_text = content.get(lr.clone()).unwrap_or(b"");
+                    if raw
+                        && p.det.kind == DetectorKind::Secret
+                        && line_text.len() <= decode::MAX_LINE
+                        && decode::decode_text(value).is_some()
                     {
+                        continue;
+                    }
+                    let here = Match {
+                        line,
+                        line_text,
+                        at_in_line: at.saturating_sub(lr.start),
+                        value,
+                        whole: whole.as_bytes(),
+                    };
+                    if let Some(f) = self.judge_match(p, file, content, lines, &here, locate(at))? {
                         out.push(f);
                     }
                 }
@@ -316,34 +423,26 @@ impl Detectors {
         Ok(())
     }
 
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one match is judged from the prepared detector, the file and the line it sits in; a struct would only rename them"
-    )]
     fn judge_match(
         &self,
         p: &Prepared,
         file: &ChangedFile,
         content: &[u8],
         lines: &Lines,
-        line: usize,
-        lr: std::ops::Range<usize>,
-        at: usize,
-        value: &[u8],
+        m: &Match<'_>,
+        (report_line, column): (usize, usize),
     ) -> Result<Option<Finding>, DetectorError> {
         let d = &p.det;
-        let line_text = content.get(lr.clone()).unwrap_or(b"");
-        let at_in_line = at.saturating_sub(lr.start);
+        let (line, line_text, at_in_line, value) = (m.line, m.line_text, m.at_in_line, m.value);
+        let mut severity = d.severity;
+        let mut message = None;
         match d.kind {
             DetectorKind::Secret => {
                 if value.is_empty() || p.allow.contains(value) {
                     return Ok(None);
                 }
                 let lower = value.to_ascii_lowercase();
-                if p.stopwords
-                    .iter()
-                    .any(|s| memchr::memmem::find(&lower, s).is_some())
-                {
+                if p.stopwords.iter().any(|s| text::stopword_in(&lower, s)) {
                     return Ok(None);
                 }
                 if let Some(min) = d.min_entropy {
@@ -354,6 +453,23 @@ impl Detectors {
                 if let Some(re) = lazy_opt_regex(&p.skip, d.skip.as_deref(), &d.id)? {
                     if re.is_match(value) {
                         return Ok(None);
+                    }
+                }
+                if let Some(re) = lazy_opt_regex(&p.ignore, d.ignore.as_deref(), &d.id)? {
+                    if re.is_match(m.whole) {
+                        return Ok(None);
+                    }
+                }
+                if let Some(c) = d.checksum {
+                    if checksum::verify(c, value) == Some(false) {
+                        // The token's shape without its checksum: not issued by the
+                        // provider (a fixture, a hand-made sample); a person decides.
+                        severity = severity.min(Severity::Warning);
+                        message = Some(format!(
+                            "{} Its checksum does not match, so it was probably not issued \
+                             (a test value?).",
+                            d.message
+                        ));
                     }
                 }
             }
@@ -392,13 +508,13 @@ impl Detectors {
         Ok(Some(Finding {
             rule: d.id.clone(),
             kind,
-            severity: d.severity,
+            severity,
             file: file.path.clone(),
-            line: Some(line + 1),
-            column: Some(text::column(line_text, at_in_line)),
+            line: Some(report_line + 1),
+            column: Some(column),
             fingerprint: text::fingerprint(&d.id, &file.path, value),
             redacted: Some(redacted),
-            message: d.message.clone(),
+            message: message.unwrap_or_else(|| d.message.clone()),
         }))
     }
 }

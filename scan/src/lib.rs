@@ -16,6 +16,8 @@
 //! This file only declares modules and re-exports the names callers use most.
 
 pub mod change;
+pub mod checksum;
+pub mod decode;
 pub mod detect;
 pub mod finding;
 pub mod inspect;

@@ -77,6 +77,28 @@ pub fn entropy(s: &[u8]) -> f64 {
         .sum()
 }
 
+/// True when stopword `stop` (lower-case) occurs in `value` (lower-cased) as a word: where
+/// the stopword begins or ends with a letter, the value has no letter next to it. `true`
+/// stops `enabled_true` and `TRUE`, not a random `x9TrUek2`; `example` stops
+/// `AKIA…7EXAMPLE`, not `counterexamples`. A stopword of one repeated character (`xxxx`,
+/// `####`) stops any run of it, which is how masked values look.
+pub fn stopword_in(value: &[u8], stop: &[u8]) -> bool {
+    let Some((&first, _)) = stop.split_first() else {
+        return false;
+    };
+    if stop.iter().all(|b| *b == first) {
+        return memchr::memmem::find(value, stop).is_some();
+    }
+    let last = stop[stop.len() - 1];
+    memchr::memmem::find_iter(value, stop).any(|at| {
+        let end = at + stop.len();
+        let open = !first.is_ascii_alphabetic() || at == 0 || !value[at - 1].is_ascii_alphabetic();
+        let close =
+            !last.is_ascii_alphabetic() || end == value.len() || !value[end].is_ascii_alphabetic();
+        open && close
+    })
+}
+
 /// 1-based column of byte `offset` within `line` (counted in characters).
 pub fn column(line: &[u8], offset_in_line: usize) -> usize {
     let prefix = line.get(..offset_in_line).unwrap_or(line);
@@ -184,6 +206,21 @@ mod tests {
     fn entropy_orders_random_above_repetitive() {
         assert!(entropy(b"aaaaaaaaaaaa") < 0.1);
         assert!(entropy(b"x7Gq2LmP9sKd4Tz8") > 3.5);
+    }
+
+    #[test]
+    fn stopwords_match_words_not_letters_inside_a_value() {
+        assert!(stopword_in(b"true", b"true"));
+        assert!(stopword_in(b"enabled_true", b"true"));
+        assert!(!stopword_in(b"x9truek2mq", b"true"));
+        assert!(stopword_in(b"akiaiosfodnn7example", b"example"));
+        assert!(!stopword_in(b"counterexamples", b"example"));
+        assert!(stopword_in(b"ghp_xxxxxxxxxxxx", b"xxxx"));
+        assert!(stopword_in(b"sk_####_####", b"####"));
+        assert!(stopword_in(b"foo(bar", b"("));
+        assert!(stopword_in(b"your_api_key", b"your_"));
+        assert!(!stopword_in(b"", b"x"));
+        assert!(!stopword_in(b"abc", b""));
     }
 
     #[test]

@@ -71,6 +71,24 @@ fn p(parts: &[&str]) -> String {
     parts.concat()
 }
 
+fn b64(text: &str) -> String {
+    let a = B64.as_bytes();
+    let mut out = String::new();
+    for c in text.as_bytes().chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(a[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 fn pem(kind: &str, headers: &str, seed: u64) -> String {
     let body: Vec<String> = (0..4).map(|i| rnd(seed + i, 64, B64)).collect();
     format!(
@@ -225,6 +243,110 @@ fn positives() -> Vec<(&'static str, &'static str, String)> {
             .map(|(_, rest)| rest.to_string())
             .unwrap_or_default(),
         ),
+        (
+            "slack-config-token",
+            "slack.env.txt",
+            format!("SLACK_CONFIG_TOKEN={}-1-{}\n", p(&["xoxe.", "xoxp"]), rnd(61, 166, AN)),
+        ),
+        (
+            "slack-config-token",
+            "slack.yaml",
+            format!("refresh: {}-1-{}\n", "xoxe", rnd(62, 147, AN)),
+        ),
+        (
+            "discord-bot-token",
+            "bot.py",
+            format!("DISCORD_BOT_TOKEN = \"M{}.{}.{}\"\n", rnd(63, 25, AN), rnd(64, 6, URLSAFE), rnd(65, 38, URLSAFE)),
+        ),
+        (
+            "discord-client-secret",
+            "discord.json",
+            format!("{{\"discordClientSecret\": \"{}\"}}\n", rnd(66, 32, URLSAFE)),
+        ),
+        (
+            "discord-client-id",
+            "discord.env.txt",
+            format!("DISCORD_CLIENT_ID={}\n", rnd(67, 18, "123456789")),
+        ),
+        (
+            "discord-webhook",
+            "hook.sh",
+            format!("curl https://{}/api/webhooks/{}/{}\n", "discord.com", rnd(68, 18, "123456789"), rnd(69, 68, URLSAFE)),
+        ),
+        ("sentry-token", "ci.yml", format!("auth: {}_{}\n", "sntryu", rnd(70, 64, HEX))),
+        (
+            "sentry-token",
+            "ci.env.txt",
+            format!("SENTRY_AUTH_TOKEN={}_eyJ{}_{}\n", "sntrys", rnd(71, 120, B64), rnd(72, 43, B64)),
+        ),
+        ("sentry-legacy-token", "s.ini", format!("sentry_auth_token = {}\n", rnd(73, 64, HEX))),
+        (
+            "sentry-dsn",
+            "s.py",
+            format!("dsn = \"https://{}@o12345.ingest.{}/678\"\n", rnd(74, 32, HEX), "sentry.io"),
+        ),
+        (
+            "azure-ad-client-secret",
+            "appsettings.json",
+            format!("{{\"ClientSecret\": \"{}8Q~{}\"}}\n", rnd(75, 3, AN), rnd(76, 34, AN)),
+        ),
+        (
+            "generic-secret-xml-element",
+            "nuget.config",
+            format!("<ClearTextPassword>{}</ClearTextPassword>\n", rnd(78, 20, AN)),
+        ),
+        (
+            "generic-secret-assignment",
+            "App.java",
+            format!("System.setProperty(\"SERVICE_TOKEN\", \"{}\");\n", rnd(79, 24, AN)),
+        ),
+        ("generic-secret-assignment", "c.php", format!("$apiKey .= '{}';\n", rnd(80, 24, AN))),
+        ("generic-secret-assignment", "Makefile", format!("API_TOKEN ::= {}\n", rnd(81, 24, AN))),
+        ("generic-secret-assignment", "GNUmakefile", format!("API_TOKEN :::= {}\n", rnd(82, 24, AN))),
+        ("generic-secret-assignment", "a.env.txt", format!("AUTH_TOKEN={}true{}\n", rnd(83, 8, AN), rnd(84, 8, AN))),
+        (
+            "database-url-password",
+            "db.env.txt",
+            format!("DATABASE_URL=postgis://gis:{}@db:5432/maps\n", rnd(85, 16, AN)),
+        ),
+        (
+            "private-key",
+            "Key.java",
+            format!(
+                "String k = \"-----BEGIN RSA {}-----\\r\\n{}\\r\\n-----END RSA PRIVATE KEY-----\";\n",
+                "PRIVATE KEY",
+                rnd(86, 64, B64)
+            ),
+        ),
+        (
+            "private-key",
+            "key.js",
+            format!(
+                "const key = \"-----BEGIN {}-----\\n\" +\n  \"{}\\n\" +\n  \"{}\\n\" +\n  \"-----END PRIVATE KEY-----\";\n",
+                "PRIVATE KEY",
+                rnd(87, 64, B64),
+                rnd(88, 64, B64)
+            ),
+        ),
+        (
+            "private-key",
+            "secret.yaml",
+            format!("  tls.key: {}\n", b64(&pem(&p(&["RSA PRIVATE", " KEY"]), "", 89))),
+        ),
+        (
+            "jwt",
+            "secret.yaml",
+            format!(
+                "  session: {}\n",
+                b64(&format!("eyJ{}.eyJ{}.{}", rnd(90, 30, URLSAFE), rnd(91, 60, URLSAFE), rnd(92, 43, URLSAFE)))
+            ),
+        ),
+        (
+            "generic-secret-assignment",
+            "secret.yaml",
+            format!("  db_password: {}\n", b64(&rnd(93, 20, AN))),
+        ),
+        ("jwt", "j.txt", format!("token eyJ{}.eyJ{}.\n", rnd(94, 20, URLSAFE), rnd(95, 40, URLSAFE))),
         ("rust-todo", "src/lib.rs", "fn f() -> u8 { todo!() }\n".into()),
         ("php-not-implemented", "src/A.php", "throw new \\Exception('Not implemented');\n".into()),
         ("implement-me", "src/a.go", "// TODO: implement retries\n".into()),
@@ -280,6 +402,28 @@ fn negatives() -> Vec<(&'static str, String)> {
         ("src/lib.rs", "let token_count = tokens.len();\n".into()),
         ("id.pub", format!("ssh-ed25519 {} me@host\n", rnd(57, 68, B64))),
         ("aws.py", format!("key = \"{}XXXXXXXXXXXXXXXX\"\n", "AKIA")),
+        // Closed lengths: a GitLab token one character long or short, a truncated key.
+        ("gl.yml", format!("token: {}-{}\n", "glpat", rnd(100, 19, AN))),
+        ("gl.yml", format!("token: {}-{}\n", "glpat", rnd(101, 23, AN))),
+        ("a.ts", format!("const k = \"{}-api03-{}\";\n", "sk-ant", rnd(102, 40, URLSAFE))),
+        ("g.sh", format!("export GH={}_{}\n", "ghp", rnd(103, 30, AN))),
+        // Names that say token without holding one.
+        ("form.html", format!("<input name=\"csrf_token\" value=\"{}\">\n", rnd(104, 40, AN))),
+        ("app.py", format!("CSRF_TOKEN = \"{}\"\n", rnd(105, 40, AN))),
+        ("build.gradle", "implementation 'io.jsonwebtoken:jjwt-api:0.11.5'\n".into()),
+        ("pom.properties", "token.service=auth-server.internal:8443\n".into()),
+        ("deploy.yml", "secret_name: projects/acme-prod/secrets/db-password/versions/3\n".into()),
+        ("deploy.yml", "token_url: https://oauth2.googleapis.com/token\n".into()),
+        ("deploy.yml", "api_key_name: billing-service-api-key\n".into()),
+        // Masked and placeholder values.
+        ("l.txt", format!("api_key = \"{}\"\n", "sk_live_####################")),
+        ("l.txt", "token: XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX\n".into()),
+        ("l.txt", format!("{}_{}\n", "ghp", "x".repeat(36))),
+        ("g.kt", format!("val k = \"{}{}\"\n", "AIza", "A".repeat(35))),
+        // An Objective-C selector that happens to start like a Hugging Face token.
+        ("V.m", "[self hf_initWithFrameAndStyleAndDelegateAndOptionsX:frame];\n".into()),
+        ("secret.yaml", format!("  username: {}\n", b64("service-account-name"))),
+        ("k.yaml", format!("  password: {}\n", b64("password123456"))),
         ("base.py", "    def run(self):\n        \"\"\"Subclasses implement this.\"\"\"\n".into()),
         ("docs.md", "TODO: implement the docs\n".into()),
         ("lint.rs", "const MSG: &str = \"avoid todo!() in commits\";\n".into()),
@@ -297,6 +441,64 @@ fn every_positive_fires_on_its_line() {
         }
     }
     assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+#[test]
+fn an_xml_value_on_its_own_line_is_reported_there() {
+    let d = detectors();
+    let text = format!(
+        "<server>\n  <password>\n    {}\n  </password>\n</server>\n",
+        rnd(77, 20, AN)
+    );
+    let got = rules(&d, "settings.xml", &text);
+    assert_eq!(
+        got,
+        [("generic-secret-xml-element".to_string(), Some(3))],
+        "{text}"
+    );
+}
+
+#[test]
+fn a_token_without_its_checksum_is_a_warning() {
+    use contextos_core::detector::Severity;
+    let d = detectors();
+    let random = rnd(110, 30, AN);
+    let good = format!("{}_{random}{}", "ghp", checksum62(&random));
+    let bad = format!("{}_{random}{}", "ghp", "000000");
+    let sev = |t: &str| {
+        scan::find(&d, &[file("g.sh", &format!("export GH={t}\n"))], None)
+            .expect("scan")
+            .into_iter()
+            .map(|f| (f.rule, f.severity))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sev(&good), [("github-token".to_string(), Severity::Error)]);
+    assert_eq!(sev(&bad), [("github-token".to_string(), Severity::Warning)]);
+}
+
+/// GitHub's token checksum: CRC-32 of the random part, six base62 digits.
+fn checksum62(random: &str) -> String {
+    let mut n = contextos_scan::checksum::crc32(random.as_bytes());
+    let digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".as_bytes();
+    let mut out = Vec::new();
+    while n > 0 {
+        out.push(digits[(n % 62) as usize]);
+        n /= 62;
+    }
+    while out.len() < 6 {
+        out.push(b'0');
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn blocked_file_names_ignore_case() {
+    let d = detectors();
+    let got = scan::find(&d, &[file("certs/cagw_key.P12", "x")], None).expect("scan");
+    assert!(got.iter().any(|f| f.rule == "private-key-file"), "{got:?}");
+    let env = scan::find(&d, &[file("app/.ENV", "A=1\n")], None).expect("scan");
+    assert!(env.iter().any(|f| f.rule == "env-file"), "{env:?}");
 }
 
 #[test]

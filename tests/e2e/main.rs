@@ -20,6 +20,7 @@ mod sandbox;
 mod scan;
 mod scan_corpus;
 mod schema;
+mod secret_formats;
 
 use serde_json::Value;
 use std::path::Path;

@@ -26,8 +26,13 @@ fn fake(seed: u64, len: usize, alphabet: &str) -> String {
 const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const UPPER32: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
+/// A GitHub token with a valid checksum (CRC-32 of the random part, six base62 digits), as
+/// GitHub issues them; one without it is only a warning.
 fn ghp(seed: u64) -> String {
-    format!("gh{}_{}", "p", fake(seed, 36, ALNUM))
+    use crate::scan_corpus::corpus::generator::{base62, crc32};
+    let random = fake(seed, 30, ALNUM);
+    let sum = base62(crc32(random.as_bytes()), 6);
+    format!("gh{}_{random}{sum}", "p")
 }
 fn akia(seed: u64) -> String {
     format!("AK{}{}", "IA", fake(seed, 16, UPPER32))

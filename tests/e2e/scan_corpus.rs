@@ -5,7 +5,7 @@
 //! measurement (see `book/src/commit-governance-accuracy.md`).
 
 #[path = "../corpus/mod.rs"]
-mod corpus;
+pub mod corpus;
 
 use corpus::generator::{self, Class, Corpus, Options};
 use corpus::score::{self, Score};

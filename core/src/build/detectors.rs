@@ -7,7 +7,7 @@
 
 use super::annotations;
 use super::context::Ctx;
-use crate::detector::{CompiledDetector, DetectorKind, Severity};
+use crate::detector::{Checksum, CompiledDetector, DetectorKind, Severity};
 use crate::glob::path_glob;
 use contextos_grammar::ast::{self, ListItem, Pattern, Span, Spanned, Value};
 use contextos_grammar::{did_you_mean, Diagnostic};
@@ -237,6 +237,9 @@ pub(super) fn compile_detector(
         content: None,
         skip: None,
         multiline: false,
+        checksum: None,
+        case_sensitive: false,
+        ignore: None,
         code_only: false,
         unless_before: None,
         lookback: 0,
@@ -369,18 +372,44 @@ pub(super) fn compile_detector(
                     ),
                 }
             }
-            "multiline" | "code_only" => {
+            "multiline" | "code_only" | "case_sensitive" => {
                 let Value::Bool(b) = v.node else {
                     ctx.err(fi, wrong_type(v, key, "`true` or `false`"));
                     continue;
                 };
-                if key == "multiline" {
-                    out.multiline = b;
-                } else {
-                    out.code_only = b;
+                match key {
+                    "multiline" => out.multiline = b,
+                    "code_only" => out.code_only = b,
+                    _ => out.case_sensitive = b,
                 }
             }
-            "content" | "unless_before" | "skip" => {
+            "checksum" => {
+                let parsed = match &v.node {
+                    Value::Str(s) => Checksum::parse(s),
+                    _ => None,
+                };
+                match parsed {
+                    Some(c) => out.checksum = Some(c),
+                    None => {
+                        let mut diag = Diagnostic::error(
+                            "E0124",
+                            v.span,
+                            format!(
+                                "`checksum` takes one of: {}",
+                                Checksum::NAMES.map(|n| format!("\"{n}\"")).join(", ")
+                            ),
+                        )
+                        .with_label("unknown checksum");
+                        if let Value::Str(s) = &v.node {
+                            if let Some(n) = did_you_mean(s, Checksum::NAMES) {
+                                diag = diag.with_help(format!("did you mean `{n}`?"));
+                            }
+                        }
+                        ctx.err(fi, diag);
+                    }
+                }
+            }
+            "content" | "unless_before" | "skip" | "ignore" => {
                 let Value::Str(s) = &v.node else {
                     ctx.err(fi, wrong_type(v, key, "a regex in a string"));
                     continue;
@@ -396,6 +425,7 @@ pub(super) fn compile_detector(
                 match key {
                     "content" => out.content = Some(s.clone()),
                     "skip" => out.skip = Some(s.clone()),
+                    "ignore" => out.ignore = Some(s.clone()),
                     _ => out.unless_before = Some(s.clone()),
                 }
             }

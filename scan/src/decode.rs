@@ -1,0 +1,383 @@
+//! The decoding layer: a second look at added lines whose secret a line regex cannot see as
+//! written.
+//!
+//! Two encodings hide a credential from a regex over the raw line:
+//! - **base64 / base64url values.** A Kubernetes `Secret`'s `data:` values, a JWT or a PEM
+//!   block stored base64-encoded, a `config.json` `auth` field. A run of the base64 alphabet
+//!   that decodes to printable text is replaced by that text.
+//! - **string literals split and joined.** `"-----BEGIN …" +\n "MIIE…"`, PHP's `.`, VB's
+//!   `&`, and adjacent literals (`"abc" "def"` in C, Python and Go raw strings): the closing
+//!   quote, the operator and the opening quote are dropped, across lines too.
+//!
+//! The result is a [`View`]: the rewritten text of the blocks of lines that needed it, and
+//! for every byte of it the offset in the original content it came from, so a finding in a
+//! view is reported at the original line. Only lines that need a rewrite are copied, and
+//! long lines (minified bundles, data blobs) are left alone: the cost stays with the lines
+//! that have something to decode. Escaped newlines (`\n`, `\r\n` inside a literal) are
+//! matched by the private-key detector's own regex and need no view.
+
+use std::ops::Range;
+
+/// Lines longer than this are not decoded: minified bundles and embedded blobs, whose
+/// secrets the raw pass already sees, would cost the most and yield the least.
+pub const MAX_LINE: usize = 16 * 1024;
+
+/// The shortest base64 run worth decoding: 12 bytes of text, a short password.
+const MIN_BASE64: usize = 16;
+
+/// The most lines one joined-literal block spans.
+const MAX_BLOCK_LINES: usize = 64;
+
+/// Rewritten text and, for every byte of it, the offset in the original content it stands
+/// for.
+#[derive(Debug, Default)]
+pub struct View {
+    pub text: Vec<u8>,
+    src: Vec<usize>,
+}
+
+impl View {
+    /// The original offset behind byte `at` of the view (the last one past the end).
+    pub fn source(&self, at: usize) -> usize {
+        self.src
+            .get(at)
+            .or_else(|| self.src.last())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn push(&mut self, b: u8, from: usize) {
+        self.text.push(b);
+        self.src.push(from);
+    }
+
+    fn extend(&mut self, bytes: &[u8], from: usize) {
+        self.text.extend_from_slice(bytes);
+        self.src.extend(std::iter::repeat_n(from, bytes.len()));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+}
+
+fn is_b64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+fn b64_value(b: u8) -> Option<u32> {
+    Some(u32::from(match b {
+        b'A'..=b'Z' => b - b'A',
+        b'a'..=b'z' => b - b'a' + 26,
+        b'0'..=b'9' => b - b'0' + 52,
+        b'+' | b'-' => 62,
+        b'/' | b'_' => 63,
+        _ => return None,
+    }))
+}
+
+/// Decodes a base64 or base64url run (padding optional) that stands for printable text:
+/// ASCII letters, digits, punctuation and whitespace only. `None` for anything else, which
+/// is what random bytes, hashes and identifiers decode to.
+pub fn decode_text(run: &[u8]) -> Option<Vec<u8>> {
+    let body = run.strip_suffix(b"==").or_else(|| run.strip_suffix(b"="));
+    let body = body.unwrap_or(run);
+    let std = body.iter().any(|b| matches!(b, b'+' | b'/'));
+    let url = body.iter().any(|b| matches!(b, b'-' | b'_'));
+    if body.len() < MIN_BASE64 || (std && url) || body.len() % 4 == 1 {
+        return None;
+    }
+    // Words joined by `-` or `_` (`my-service-name`, `SOME_CONSTANT_NAME`) are names.
+    if url && !body.iter().any(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0u32;
+    for &b in body {
+        acc = (acc << 6) | b64_value(b)?;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            let byte = ((acc >> bits) & 0xFF) as u8;
+            if !(byte.is_ascii_graphic() || matches!(byte, b' ' | b'\t' | b'\n' | b'\r')) {
+                return None;
+            }
+            out.push(byte);
+        }
+    }
+    // Text has some letters; a run of punctuation is not worth a second look.
+    (out.iter().filter(|b| b.is_ascii_alphanumeric()).count() * 2 >= out.len()).then_some(out)
+}
+
+/// Base64 runs of `line` (a slice of the content starting at offset `base`) that decode
+/// to text, as (range in the content, decoded text).
+fn base64_runs(line: &[u8], base: usize) -> Vec<(Range<usize>, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < line.len() {
+        if !is_b64(line[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < line.len() && is_b64(line[i]) {
+            i += 1;
+        }
+        while i < line.len() && line[i] == b'=' && i - start < MAX_LINE {
+            i += 1;
+        }
+        if i - start >= MIN_BASE64 {
+            if let Some(text) = decode_text(&line[start..i]) {
+                out.push((base + start..base + i, text));
+            }
+        }
+    }
+    out
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// If a literal closes at `content[at]` (a quote) and the next literal, with the same
+/// quote, opens after an operator or whitespace, the offset just past that opening quote.
+/// `limit` bounds the look-ahead (the block's end).
+fn join_at(content: &[u8], at: usize, limit: usize) -> Option<usize> {
+    let q = *content.get(at)?;
+    let mut i = at + 1;
+    let mut gap = false;
+    let mut op = false;
+    while i < limit {
+        let b = content[i];
+        if is_space(b) {
+            gap = true;
+        } else if !op && matches!(b, b'+' | b'.' | b'&') {
+            op = true;
+        } else if b == b'\\'
+            && content
+                .get(i + 1)
+                .is_some_and(|n| *n == b'\n' || *n == b'\r')
+        {
+            // A shell or C line continuation.
+            gap = true;
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    (i < limit && content[i] == q && (gap || op) && i > at + 1).then_some(i + 1)
+}
+
+/// True when a literal on this line is continued on the next (`"…" +`, `"…" .`, `"…"`
+/// followed by a line that opens with a literal or an operator).
+fn continues(line: &[u8], next: Option<&[u8]>) -> bool {
+    let t = trim_end(line);
+    match t.split_last() {
+        Some((b'+' | b'.' | b'&' | b'\\', rest)) => {
+            matches!(trim_end(rest).last(), Some(b'"' | b'\''))
+        }
+        Some((b'"' | b'\'', _)) => next.is_some_and(|n| {
+            let n = trim_start(n);
+            match n.split_first() {
+                Some((b'"' | b'\'', _)) => true,
+                Some((b'+' | b'.' | b'&', rest)) => {
+                    matches!(trim_start(rest).first(), Some(b'"' | b'\''))
+                }
+                _ => false,
+            }
+        }),
+        _ => false,
+    }
+}
+
+fn trim_end(s: &[u8]) -> &[u8] {
+    let n = s.iter().rposition(|b| !is_space(*b)).map_or(0, |i| i + 1);
+    &s[..n]
+}
+
+fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().position(|b| !is_space(*b)).unwrap_or(s.len());
+    &s[n..]
+}
+
+/// True when a same-line join point occurs in `line`.
+fn has_join(line: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(j) = line[i..].iter().position(|b| matches!(b, b'"' | b'\'')) {
+        let at = i + j;
+        if join_at(line, at, line.len()).is_some() {
+            return true;
+        }
+        i = at + 1;
+    }
+    false
+}
+
+/// Rewrites `content[block]`: joins literals, replaces base64 text runs by their text.
+fn rewrite(content: &[u8], block: Range<usize>, view: &mut View) -> bool {
+    let mut changed = false;
+    let mut runs = base64_runs(&content[block.clone()], block.start)
+        .into_iter()
+        .peekable();
+    let mut i = block.start;
+    while i < block.end {
+        if let Some((r, text)) = runs.peek() {
+            if r.start == i {
+                view.extend(text, i);
+                i = r.end;
+                runs.next();
+                changed = true;
+                continue;
+            }
+        }
+        let b = content[i];
+        if matches!(b, b'"' | b'\'') {
+            if let Some(next) = join_at(content, i, block.end) {
+                // Skip runs the dropped gap swallowed (none: the gap holds no base64).
+                i = next;
+                changed = true;
+                continue;
+            }
+        }
+        view.push(b, i);
+        i += 1;
+    }
+    changed
+}
+
+/// The view of the added `ranges` (line index ranges, as [`crate::text::Lines`] counts
+/// them), or `None` when no added line needs decoding.
+pub fn view(content: &[u8], lines: &crate::text::Lines, ranges: &[Range<usize>]) -> Option<View> {
+    let mut view = View::default();
+    for r in ranges {
+        let mut l = r.start;
+        while l < r.end {
+            let lr = lines.range(l, content);
+            let line = &content[lr.clone()];
+            if line.len() > MAX_LINE || line.len() < MIN_BASE64 / 2 {
+                l += 1;
+                continue;
+            }
+            let next = |k: usize| (k + 1 < r.end).then(|| &content[lines.range(k + 1, content)]);
+            let mut last = l;
+            while last + 1 < r.end
+                && last - l < MAX_BLOCK_LINES
+                && continues(&content[lines.range(last, content)], next(last))
+                && next(last).is_some_and(|n| n.len() <= MAX_LINE)
+            {
+                last += 1;
+            }
+            let spans = last > l;
+            if spans || has_join(line) || !base64_runs(line, 0).is_empty() {
+                let block = lr.start..lines.range(last, content).end;
+                let mark = view.text.len();
+                if rewrite(content, block.clone(), &mut view) {
+                    view.push(b'\n', block.end);
+                } else {
+                    view.text.truncate(mark);
+                    view.src.truncate(mark);
+                }
+            }
+            l = last + 1;
+        }
+    }
+    (!view.is_empty()).then_some(view)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::Lines;
+
+    fn b64(s: &[u8]) -> String {
+        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for c in s.chunks(3) {
+            let n = (u32::from(c[0]) << 16)
+                | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                | u32::from(*c.get(2).unwrap_or(&0));
+            for i in 0..4 {
+                if i <= c.len() {
+                    out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    fn view_of(text: &str) -> Option<String> {
+        let lines = Lines::new(text.as_bytes());
+        view(
+            text.as_bytes(),
+            &lines,
+            std::slice::from_ref(&(0..lines.count())),
+        )
+        .map(|v| String::from_utf8_lossy(&v.text).into_owned())
+    }
+
+    #[test]
+    fn base64_text_is_decoded_in_place() {
+        let line = format!("  password: {}\n", b64(b"correct-horse-battery"));
+        assert_eq!(
+            view_of(&line).as_deref(),
+            Some("  password: correct-horse-battery\n")
+        );
+        // Padding-free base64url decodes too.
+        let url = b64(b"a token: abc123?>xyz")
+            .trim_end_matches('=')
+            .replace('+', "-");
+        assert!(view_of(&format!("v={url}\n")).is_some_and(|v| v.contains("a token")));
+    }
+
+    #[test]
+    fn binary_hashes_and_names_are_not_decoded() {
+        assert_eq!(
+            decode_text(b"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+            None
+        );
+        assert_eq!(view_of("let getElementsByTagNameNS = 1;\n"), None);
+        assert_eq!(view_of("name: my-service-account-name\n"), None);
+        assert_eq!(view_of("CONSTANT_NAME_THAT_IS_LONG = 2\n"), None);
+    }
+
+    #[test]
+    fn literals_are_joined_across_lines() {
+        let text = "k = \"-----BEGIN\" +\n    \"MIIEabc\" +\n    \"def\"\nother = 1\n";
+        assert_eq!(
+            view_of(text).as_deref(),
+            Some("k = \"-----BEGINMIIEabcdef\"\n")
+        );
+        assert_eq!(
+            view_of("$t = 'abc' . 'def';\n").as_deref(),
+            Some("$t = 'abcdef';\n")
+        );
+        assert_eq!(
+            view_of("x = (\"abcdefgh\"\n     \"ijkl\")\n").as_deref(),
+            Some("x = (\"abcdefghijkl\")\n")
+        );
+    }
+
+    #[test]
+    fn views_map_back_to_the_original_offsets() {
+        let text = "a = 1\nk = \"abcdefgh\" + \"ijkl\"\n";
+        let lines = Lines::new(text.as_bytes());
+        let v = view(
+            text.as_bytes(),
+            &lines,
+            std::slice::from_ref(&(0..lines.count())),
+        )
+        .unwrap();
+        let at = v.text.iter().position(|b| *b == b'i').unwrap();
+        assert_eq!(&text[v.source(at)..v.source(at) + 4], "ijkl");
+        assert_eq!(lines.line_of(v.source(0)), 1);
+    }
+
+    #[test]
+    fn empty_strings_and_plain_lines_are_left_alone() {
+        assert_eq!(view_of("x = \"\"\ny = ''\n"), None);
+        assert_eq!(view_of("print(\"a\", \"b\")\n"), None);
+    }
+}
