@@ -526,7 +526,8 @@ fn payload(w: &World, case: &Case, proto: Proto) -> String {
                 "default"
             };
             json!({
-                "session_id": "0c0a7f3e-5d1b-4e8a-9f2c-exec-corpus",
+                // One session per case: what one case fetches must not taint the next.
+                "session_id": format!("exec-corpus-{}", case.id),
                 "transcript_path": format!("{}/.claude/projects/corpus/s.jsonl", w.home),
                 "cwd": root,
                 "permission_mode": mode,
@@ -638,7 +639,7 @@ fn payload(w: &World, case: &Case, proto: Proto) -> String {
             };
             // The CLI's camelCase dialect; toolArgs is a JSON string.
             json!({
-                "sessionId": "8d2f4a6c-corpus",
+                "sessionId": format!("copilot-corpus-{}", case.id),
                 "timestamp": 1767312001456_u64,
                 "cwd": root,
                 "toolName": name,
@@ -654,7 +655,7 @@ fn payload(w: &World, case: &Case, proto: Proto) -> String {
                 _ => ("Bash", json!({"command": codex_shell(w, case, &input)})),
             };
             json!({
-                "session_id": "019a-codex-corpus",
+                "session_id": format!("codex-corpus-{}", case.id),
                 "transcript_path": format!("{}/.codex/sessions/corpus.jsonl", w.home),
                 "cwd": root,
                 "hook_event_name": "PreToolUse",

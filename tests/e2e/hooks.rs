@@ -873,7 +873,17 @@ fn concurrent_hooks_share_the_cache_and_the_log() {
             std::thread::spawn(move || {
                 let cmd = if i % 2 == 0 { "rm -rf ~" } else { "cargo test" };
                 let payload = claude_bash(cmd).replace("/repo", &root.to_string_lossy());
-                let h = run_hook(&root, &home, "claude", &[], payload.as_bytes(), true);
+                // What is under test is sharing the cache and the log, not latency: twelve
+                // cold debug-build compiles on two cores may outlast the default deadline
+                // (the watchdog has its own test).
+                let h = run_hook(
+                    &root,
+                    &home,
+                    "claude",
+                    &["--deadline-ms", "60000"],
+                    payload.as_bytes(),
+                    true,
+                );
                 (i, h.code, h.verdict())
             })
         })

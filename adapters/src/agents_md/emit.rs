@@ -262,7 +262,7 @@ role reviewer {
 
 Generated from the project's policies (`.contextos/policies/`). Agents that run the ContextOS hook (Claude Code, Cursor, GitHub Copilot, Codex) have their tool calls checked against the rules below: a denied call is blocked, an asked one waits for a human. Every agent is expected to stay inside them, which also saves turns.
 
-Where no rule matches: path allow, exec ask, plugin deny, commit allow.
+Where no rule matches: path allow, exec ask, plugin deny, commit allow, net deny, mcp deny.
 
 ### Style
 

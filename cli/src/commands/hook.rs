@@ -301,13 +301,7 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     // What an allowed (or asked) call brings in taints the session from now on; recorded
     // before the tool runs, so agents without post-tool hooks are covered too.
     if !denied {
-        let sources = taint::sources(
-            &set,
-            &actions,
-            &judgement.shell_requests,
-            &judgement.read_paths,
-            &|s| mcp.trusted(s),
-        );
+        let sources = taint::of_judgement(&set, &actions, &judgement, &mcp);
         record_taint(&project.root, agent, &ev, &sources, opts, started);
     }
     rendered
@@ -343,13 +337,7 @@ fn observe(
         mcp: &mcp,
     };
     let judgement = judge(&set, &place, &actions, &scope, false);
-    let sources = taint::sources(
-        &set,
-        &actions,
-        &judgement.shell_requests,
-        &judgement.read_paths,
-        &|s| mcp.trusted(s),
-    );
+    let sources = taint::of_judgement(&set, &actions, &judgement, &mcp);
     record_taint(&project.root, agent, ev, &sources, opts, started);
 }
 

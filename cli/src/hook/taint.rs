@@ -283,6 +283,18 @@ pub fn sources(
     out
 }
 
+/// The untrusted inputs of an event already judged.
+pub fn of_judgement(
+    set: &PolicySet,
+    actions: &[Action],
+    j: &crate::hook::judge::Judgement,
+    mcp: &crate::hook::egress::McpFacts,
+) -> Vec<String> {
+    sources(set, actions, &j.shell_requests, &j.read_paths, &|s| {
+        mcp.trusted(s)
+    })
+}
+
 fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host.ends_with(".localhost")
