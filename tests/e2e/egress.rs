@@ -188,7 +188,8 @@ fn secret_egress_is_denied_by_every_route_in_any_session() {
     let h = p.hook("claude", &bash(CLEAN, &line), &[]);
     assert_eq!(h.verdict(), "deny", "{}", h.stdout);
     // The log keeps where the fetch went, not the token.
-    let log = std::fs::read_to_string(p.state().join("decisions.jsonl")).unwrap_or_default();
+    let log = std::fs::read_to_string(p.state().join("decisions.jsonl")).unwrap();
+    assert!(log.contains("collect.attacker.example"), "{log}");
     assert!(
         !log.contains(&fake_pat()),
         "the token reached the decision log"

@@ -21,7 +21,7 @@ pub struct Secrets<'a> {
 
 impl<'a> Secrets<'a> {
     /// The detectors of `set`, not yet prepared. A set whose detectors cannot be prepared
-    /// finds nothing here; `check` reports them.
+    /// or run makes every request carry `secret:detectors-failed`.
     pub fn new(set: &'a PolicySet) -> Secrets<'a> {
         Secrets {
             set,
@@ -41,8 +41,10 @@ impl<'a> Secrets<'a> {
             let prepared = self.detectors.get_or_init(|| {
                 contextos_engine::scan::detect::Detectors::new(&self.set.detectors).ok()
             });
+            // Detectors that cannot run cannot vouch for the request: it is taken to carry
+            // a secret (denied), never to be clean.
             let Some(d) = prepared else {
-                return Vec::new();
+                return vec![UNSCANNABLE.to_string()];
             };
             // URLs carry values percent-encoded; detectors read them decoded too.
             let decoded = percent_decode(text);
@@ -60,8 +62,10 @@ impl<'a> Secrets<'a> {
                 added: Added::All,
                 oversize: false,
             };
-            let mut out: Vec<String> = scan::find(d, &[file], None)
-                .unwrap_or_default()
+            let Ok(found) = scan::find(d, &[file], None) else {
+                return vec![UNSCANNABLE.to_string()];
+            };
+            let mut out: Vec<String> = found
                 .into_iter()
                 .filter(|f| f.kind == scan::finding::FindingKind::Secret)
                 .map(|f| format!("secret:{}", f.rule))
@@ -77,6 +81,10 @@ impl<'a> Secrets<'a> {
         }
     }
 }
+
+/// What a request carries when the detectors could not look at it.
+#[cfg(feature = "scan")]
+const UNSCANNABLE: &str = "secret:detectors-failed";
 
 /// `%41` → `A`; invalid escapes are kept as written.
 fn percent_decode(s: &str) -> String {

@@ -70,7 +70,12 @@ fn hint(session: &str) -> String {
 /// The session's record, if it exists and has not expired. An unreadable record is a
 /// tainted one: a file someone corrupted must not clear the taint.
 pub fn load(root: &Path, session: &str) -> Option<Record> {
-    let bytes = std::fs::read(file_of(root, session)).ok()?;
+    let bytes = match std::fs::read(file_of(root, session)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        // A record that exists but cannot be read is not a clean session either.
+        Err(_) => b"unreadable".to_vec(),
+    };
     let rec = serde_json::from_slice::<Record>(&bytes).unwrap_or_else(|_| Record {
         id_hint: hint(session),
         sources: vec![TaintSource {
