@@ -303,18 +303,33 @@ pub fn judge(
     for a in actions {
         match a {
             Action::Shell { line } => {
-                let carries = scope.secrets.carries(line);
-                let d = set.decide_shell(
-                    line,
-                    scope.role,
-                    ShellOptions {
-                        strict: false,
-                        explain: false,
-                        base: Some(&place.base),
-                        session: scope.session,
-                        carries: &carries,
-                    },
-                );
+                let decide = |carries: &[String]| {
+                    set.decide_shell(
+                        line,
+                        scope.role,
+                        ShellOptions {
+                            strict: false,
+                            explain: false,
+                            base: Some(&place.base),
+                            session: scope.session,
+                            carries,
+                        },
+                    )
+                };
+                // The detectors only matter for a line that reaches the network: it is
+                // decided again with what they find, and a line that reaches nowhere never
+                // pays for them.
+                let mut d = decide(&[]);
+                let reaches = d
+                    .parts
+                    .iter()
+                    .any(|p| matches!(p.request.kind, RequestKind::Net(_)));
+                if reaches {
+                    let carries = scope.secrets.carries(line);
+                    if !carries.is_empty() {
+                        d = decide(&carries);
+                    }
+                }
                 shell_requests.extend(d.parts.iter().map(|p| p.request.clone()));
                 if let Some(r) = &d.rejection {
                     parts.push(Part {
