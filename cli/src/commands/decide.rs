@@ -28,12 +28,29 @@ enum NetOpArg {
     Connect,
 }
 
-fn tainted(on: bool) -> Option<Session> {
-    on.then(|| Session {
-        id: "cli".into(),
-        tainted: true,
-        taint_sources: vec!["cli".into()],
-    })
+/// What `net` and `mcp` requests share: the secrets they carry and the session.
+#[derive(Debug, clap::Args)]
+struct Egress {
+    /// Secret material the request carries (repeatable): `secret:DETECTOR`, `file:PATH`.
+    #[arg(long = "carries")]
+    carries: Vec<String>,
+    /// Decide as from a session that has read untrusted content.
+    #[arg(long)]
+    tainted: bool,
+    #[arg(long)]
+    role: Option<String>,
+}
+
+impl Egress {
+    fn request(&self, kind: RequestKind) -> Request {
+        Request::new(kind)
+            .with_role(self.role.clone())
+            .with_session(self.tainted.then(|| Session {
+                id: "cli".into(),
+                tainted: true,
+                taint_sources: vec!["cli".into()],
+            }))
+    }
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -89,14 +106,8 @@ enum What {
         /// The HTTP method or the tool's verb.
         #[arg(long, default_value = "")]
         method: String,
-        /// Secret material the request carries (repeatable): `secret:DETECTOR`, `file:PATH`.
-        #[arg(long = "carries")]
-        carries: Vec<String>,
-        /// Decide as from a session that has read untrusted content.
-        #[arg(long)]
-        tainted: bool,
-        #[arg(long)]
-        role: Option<String>,
+        #[command(flatten)]
+        egress: Egress,
     },
     /// Calling an MCP tool, named `SERVER/TOOL`.
     Mcp {
@@ -113,14 +124,8 @@ enum What {
         /// The definition against its pin: pinned, changed, unpinned, unknown.
         #[arg(long, default_value = "")]
         definition: String,
-        /// Secret material in the arguments (repeatable).
-        #[arg(long = "carries")]
-        carries: Vec<String>,
-        /// Decide as from a session that has read untrusted content.
-        #[arg(long)]
-        tainted: bool,
-        #[arg(long)]
-        role: Option<String>,
+        #[command(flatten)]
+        egress: Egress,
     },
     /// A change set touching FILES.
     Commit {
@@ -229,10 +234,8 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
                     target,
                     tool,
                     method,
-                    carries,
-                    tainted: t,
-                    role,
-                } => Request::new(RequestKind::Net(NetRequest {
+                    egress,
+                } => egress.request(RequestKind::Net(NetRequest {
                     op: match op {
                         NetOpArg::Fetch => NetOp::Fetch,
                         NetOpArg::Connect => NetOp::Connect,
@@ -240,35 +243,29 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
                     target: target.clone(),
                     tool: tool.clone(),
                     method: method.clone(),
-                    carries: carries.clone(),
+                    carries: egress.carries.clone(),
                     ..NetRequest::default()
-                }))
-                .with_role(role.clone())
-                .with_session(tainted(*t)),
+                })),
                 What::Mcp {
                     name,
                     args,
                     listed,
                     trusted,
                     definition,
-                    carries,
-                    tainted: t,
-                    role,
+                    egress,
                 } => {
                     let (server, tool) = name
                         .split_once('/')
                         .ok_or_else(|| CliError::Input(format!("`{name}` is not SERVER/TOOL")))?;
-                    Request::new(RequestKind::Mcp(McpRequest {
+                    egress.request(RequestKind::Mcp(McpRequest {
                         server: server.into(),
                         tool: tool.into(),
                         args: args.clone(),
-                        carries: carries.clone(),
+                        carries: egress.carries.clone(),
                         listed: *listed,
                         trusted: *trusted,
                         definition: definition.clone(),
                     }))
-                    .with_role(role.clone())
-                    .with_session(tainted(*t))
                 }
                 What::Exec { .. } => {
                     return Err(CliError::Internal("exec is handled above".into()))
