@@ -539,7 +539,7 @@ fn payload(w: &World, case: &Case, proto: Proto) -> String {
         }
         Proto::Cursor => {
             let mut base = json!({
-                "conversation_id": "b6d2e0c4-corpus",
+                "conversation_id": format!("cursor-corpus-{}", case.id),
                 "generation_id": "a1b2c3d4-corpus",
                 "model": "claude-4.5-sonnet",
                 "cursor_version": "2.1.26",
