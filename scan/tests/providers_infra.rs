@@ -13,9 +13,11 @@
 
 use contextos_core::{build, BuildOptions, Layer, PolicySource};
 use contextos_scan::detect::Detectors;
-use contextos_scan::{self as scan, Added, ChangeStatus, ChangedFile, EntryKind};
+mod support;
+
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
+use support::{rnd, rules};
 
 const POLICY: &str = "stdlib/secrets-infra.policy";
 const FORMATS: &str = concat!(
@@ -291,40 +293,6 @@ fn infra_ids() -> BTreeSet<String> {
     text.split("@id(\"")
         .skip(1)
         .map(|rest| rest.split('"').next().unwrap_or_default().to_string())
-        .collect()
-}
-
-fn file(path: &str, text: &str) -> ChangedFile {
-    ChangedFile {
-        path: path.into(),
-        status: ChangeStatus::Added,
-        kind: EntryKind::File,
-        size: text.len() as u64,
-        content: Some(text.as_bytes().to_vec()),
-        added: Added::All,
-        oversize: false,
-    }
-}
-
-fn rules(d: &Detectors, path: &str, text: &str) -> Vec<(String, Option<usize>)> {
-    scan::find(d, &[file(path, text)], None)
-        .expect("scan")
-        .into_iter()
-        .map(|f| (f.rule, f.line))
-        .collect()
-}
-
-/// A deterministic xorshift run of `len` characters of `alphabet`.
-fn rnd(seed: u64, len: usize, alphabet: &str) -> String {
-    let a: Vec<char> = alphabet.chars().collect();
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            a[(x % a.len() as u64) as usize]
-        })
         .collect()
 }
 

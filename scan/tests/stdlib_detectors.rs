@@ -8,58 +8,11 @@
 //! git: each case is a new file whose every line counts as added. Fake credentials are
 //! assembled at run time so no token-shaped literal sits in this repository.
 
+mod support;
+
 use contextos_core::{build, BuildOptions, Layer, PolicySource};
-use contextos_scan::detect::Detectors;
-use contextos_scan::{self as scan, Added, ChangeStatus, ChangedFile, EntryKind};
-
-fn detectors() -> Detectors {
-    let sources: Vec<PolicySource> = contextos_stdlib::FILES
-        .iter()
-        .map(|(name, text)| PolicySource {
-            name: name.to_string(),
-            text: text.to_string(),
-            layer: Layer::Stdlib,
-        })
-        .collect();
-    let out = build(&sources, &BuildOptions::default());
-    let policy = out.policy.expect("stdlib compiles");
-    let d = Detectors::new(&policy.detectors).expect("detectors prepare");
-    d.warm().expect("every detector regex compiles");
-    d
-}
-
-fn file(path: &str, text: &str) -> ChangedFile {
-    ChangedFile {
-        path: path.into(),
-        status: ChangeStatus::Added,
-        kind: EntryKind::File,
-        size: text.len() as u64,
-        content: Some(text.as_bytes().to_vec()),
-        added: Added::All,
-        oversize: false,
-    }
-}
-
-fn rules(d: &Detectors, path: &str, text: &str) -> Vec<(String, Option<usize>)> {
-    scan::find(d, &[file(path, text)], None)
-        .expect("scan")
-        .into_iter()
-        .map(|f| (f.rule, f.line))
-        .collect()
-}
-
-fn rnd(seed: u64, len: usize, alphabet: &str) -> String {
-    let a: Vec<char> = alphabet.chars().collect();
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            a[(x % a.len() as u64) as usize]
-        })
-        .collect()
-}
+use contextos_scan::{self as scan};
+use support::{file, rnd, rules, stdlib_detectors as detectors};
 
 const AN: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
