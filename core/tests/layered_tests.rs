@@ -15,6 +15,8 @@ default path = allow;
 default exec = allow;
 default plugin = deny;
 default commit = allow;
+default net = allow;
+default mcp = allow;
 @id("force-push") ask exec "git push --force *" because "rewrites history";
 @id("rm-root") deny exec "rm -rf /" because "wipes the machine";
 test "stdlib" {

@@ -9,7 +9,7 @@
 mod common;
 use common::compile_user;
 
-const HEADER: &str = "language 1;\ndefault path = allow;\ndefault exec = ask;\ndefault plugin = deny;\ndefault commit = allow;\n";
+const HEADER: &str = "language 1;\ndefault path = allow;\ndefault exec = ask;\ndefault plugin = deny;\ndefault commit = allow; default net = allow; default mcp = allow;\n";
 
 /// (code, line, col, rendered) of every warning of a one-file project policy.
 fn warnings(body: &str) -> Vec<(&'static str, usize, usize, String)> {

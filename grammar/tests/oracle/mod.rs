@@ -147,7 +147,7 @@ fn rule_name(r: R) -> &'static str {
         R::EOI => "end of file",
         R::language_decl => "`language N;`",
         R::default_decl => "`default DOMAIN = EFFECT;`",
-        R::let_decl => "`let NAME = [...];`",
+        R::let_decl | R::override_kw => "`let NAME = [...];`",
         R::annotated | R::rule => "a rule (`allow`, `ask` or `deny`)",
         R::annotation => "an annotation (`@id(\"…\")`)",
         R::role_block => "`role NAME { … }`",
@@ -229,8 +229,8 @@ fn build_statement(pair: Pair<R>, off: usize) -> Built<Statement> {
             }))
         }
         R::let_decl => {
-            let overrides = pair.as_str().starts_with("override");
-            let mut it = pair.into_inner();
+            let mut it = pair.into_inner().peekable();
+            let overrides = it.next_if(|p| p.as_rule() == R::override_kw).is_some();
             let name = next(&mut it, span)?;
             let value = next(&mut it, span)?;
             let vspan = span_of(&value, off);
