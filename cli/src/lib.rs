@@ -94,6 +94,10 @@ enum Command {
     /// Set the repository up: find its agents, scaffold contextos.toml and a starter
     /// policy (never overwriting a file), compile, install the git hook.
     Init(commands::init::Args),
+    /// Which verdicts a policy change widens or tightens (default: HEAD against the
+    /// working tree), each with witness requests and the rule pair; exit 1 on a widening
+    /// no `@accept("widening")` covers.
+    Diff(commands::diff::Args),
     /// Emit every agent's native configuration from the policies.
     Compile(commands::compile::CompileArgs),
     /// CI: policies compile, tests pass, plugins verify, generated outputs in sync.
@@ -215,6 +219,7 @@ fn dispatch(ctx: &Context, command: Command, heavy: HeavyRunner) -> Result<Exit,
         Command::Log(a) => commands::log::run(ctx, &a),
         Command::Plugin(a) => commands::plugin::run(ctx, &a),
         Command::Init(a) => heavy(ctx, Heavy::Init(&a)),
+        Command::Diff(a) => commands::diff::run(ctx, &a),
         Command::Compile(a) => commands::compile::compile_cmd(ctx, &a),
         Command::Gate(a) => commands::gate::run(ctx, &a),
         Command::Scan(a) => heavy(ctx, Heavy::Scan(&a)),

@@ -20,6 +20,17 @@ pub struct Config {
     pub mcp: McpConfig,
     #[serde(default)]
     pub compile: CompileConfig,
+    #[serde(default)]
+    pub gate: GateConfig,
+}
+
+/// `[gate]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// Fail the gate when a policy change widens a verdict (as `--no-widening`).
+    #[serde(default)]
+    pub no_widening: bool,
 }
 
 /// `[mcp]` in `contextos.toml`: the MCP servers the project's agents may call.

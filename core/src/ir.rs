@@ -107,6 +107,9 @@ pub struct CompiledRule {
     pub layer: Layer,
     /// False when a condition is a Rhai script: emitters must treat the rule conservatively.
     pub analyzable: bool,
+    /// `@accept(…)` values: what the rule's author accepts on purpose (`widening`: the rule
+    /// makes a verdict weaker than before, and `gate --no-widening` lets that through).
+    pub accepts: Vec<String>,
 }
 
 /// One `when` or `unless` clause.
@@ -228,4 +231,24 @@ pub enum Val {
     Attr(Attr),
     /// A method call on a receiver with its arguments (at most one in language 1).
     Call(Method, Box<Val>, Vec<Val>),
+}
+
+/// Adds the role names `c` compares `role` with (`role == "x"`, `role in ["a", "b"]`).
+pub fn role_literals(c: &Cond, out: &mut std::collections::BTreeSet<String>) {
+    match c {
+        Cond::Or(v) | Cond::And(v) => v.iter().for_each(|c| role_literals(c, out)),
+        Cond::Not(inner) => role_literals(inner, out),
+        Cond::Cmp(a, _, b) => match (&**a, &**b) {
+            (Val::Attr(Attr::Role), Val::Str(s)) | (Val::Str(s), Val::Attr(Attr::Role)) => {
+                if !s.is_empty() {
+                    out.insert(s.clone());
+                }
+            }
+            (Val::Attr(Attr::Role), Val::List(l)) | (Val::List(l), Val::Attr(Attr::Role)) => {
+                out.extend(l.iter().filter(|s| !s.is_empty()).cloned());
+            }
+            _ => {}
+        },
+        Cond::Matches(..) | Cond::Truthy(_) | Cond::Script(_) => {}
+    }
 }

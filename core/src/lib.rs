@@ -24,6 +24,7 @@ pub mod build;
 pub mod canon;
 pub mod decision;
 pub mod detector;
+pub mod diff;
 pub mod eval;
 pub mod glob;
 mod index;

@@ -25,6 +25,20 @@ impl PolicySet {
         self.rules.iter().find(|r| r.id == id)
     }
 
+    /// Every role the policies speak of: the `role` blocks and the roles conditions compare
+    /// with (`when role != "maintainer"`). A request carrying any other role is refused by
+    /// every caller (hook, `decide`, `explain`, `apply`, `run`): its own rules would be
+    /// silently skipped.
+    pub fn known_roles(&self) -> std::collections::BTreeSet<String> {
+        let mut out = self.roles.clone();
+        for r in &self.rules {
+            for c in &r.clauses {
+                crate::ir::role_literals(&c.cond, &mut out);
+            }
+        }
+        out
+    }
+
     /// Decides one request. This is the single decision path of ContextOS.
     pub fn decide(&self, req: &Request, opts: EvalOptions) -> Decision {
         eval::decide(self, req, opts)

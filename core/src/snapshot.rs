@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Bumped whenever the encoding of the IR changes; part of every cache key.
-pub const SNAPSHOT_FORMAT: u32 = 4;
+pub const SNAPSHOT_FORMAT: u32 = 5;
 
 #[derive(Serialize, Deserialize)]
 struct Snapshot {
@@ -50,6 +50,7 @@ struct RuleSnap {
     origin: Origin,
     layer: Layer,
     analyzable: bool,
+    accepts: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -124,6 +125,7 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
                 origin: r.origin.clone(),
                 layer: r.layer,
                 analyzable: r.analyzable,
+                accepts: r.accepts.clone(),
             })
         })
         .collect::<Result<Vec<_>, SnapshotError>>()?;
@@ -204,6 +206,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
                 origin: r.origin,
                 layer: r.layer,
                 analyzable: r.analyzable,
+                accepts: r.accepts,
             })
         })
         .collect::<Result<Vec<_>, SnapshotError>>()?;

@@ -4,6 +4,7 @@
 
 use crate::output::{self, escape_data, escape_property};
 use crate::support::outputs::{prepare, project_targets, remedy};
+use crate::support::policy_diff::{self, Side};
 use crate::support::{CliError, Context, Exit, Format};
 use std::path::Path;
 
@@ -12,6 +13,14 @@ pub struct GateArgs {
     /// Targets whose outputs must be in sync (default: all).
     #[arg(long, value_delimiter = ',', value_name = "T,…")]
     target: Vec<String>,
+    /// Fail when the policy change widens a verdict (deny→ask/allow, ask→allow) that no
+    /// `@accept("widening")` covers; also `[gate] no_widening = true`.
+    #[arg(long)]
+    no_widening: bool,
+    /// The revision to compare with for --no-widening (default: the merge base with the
+    /// upstream branch, else HEAD~1).
+    #[arg(long, value_name = "REV")]
+    from: Option<String>,
 }
 
 /// One gate check and its outcome.
@@ -74,7 +83,11 @@ pub fn run(ctx: &Context, args: &GateArgs) -> Result<Exit, CliError> {
     if let Some(set) = &set {
         // 2. Policy tests, each layer's against that layer.
         checks.push(policy_tests(&project, set));
-        // 3. Generated outputs in sync.
+        // 3. No widening against the base revision, when asked.
+        if args.no_widening || project.config.gate.no_widening {
+            checks.push(no_widening(&project, args.from.as_deref()));
+        }
+        // 4. Generated outputs in sync.
         match prepare(&project, set, &targets) {
             Ok((_, plan, _)) => checks.push(Check {
                 name: "generated outputs in sync",
@@ -204,6 +217,52 @@ fn policy_tests(project: &crate::project::Project, set: &contextos_engine::Polic
         code: if failed { Exit::Findings } else { Exit::Ok },
         lines,
         annotations,
+    }
+}
+
+/// The policy change against `from` widens no verdict, or every widening is accepted.
+fn no_widening(project: &crate::project::Project, from: Option<&str>) -> Check {
+    const NAME: &str = "no verdict widened";
+    let run = || -> Result<(String, Vec<policy_diff::Section>), CliError> {
+        let base = match from {
+            Some(r) => r.to_string(),
+            None => policy_diff::default_base(&project.root)?,
+        };
+        let old = policy_diff::set_of(project, &Side::Rev(base.clone()))?;
+        let new = policy_diff::set_of(project, &Side::WorkTree)?;
+        Ok((base, vec![policy_diff::symbolic(&old, &new)]))
+    };
+    match run() {
+        Ok((base, sections)) => {
+            let bad = policy_diff::unaccepted(&sections);
+            let mut lines = vec![format!("compared with {base}")];
+            lines.extend(policy_diff::lines(&sections, ""));
+            Check {
+                name: NAME,
+                code: if bad == 0 { Exit::Ok } else { Exit::Findings },
+                annotations: if bad == 0 {
+                    Vec::new()
+                } else {
+                    vec![format!(
+                        "::error title=contextos gate::{}",
+                        escape_data(&format!(
+                            "{bad} verdict change(s) widen against {base}; annotate the rule \
+                             with @accept(\"widening\") if intended (see `contextos diff --from {base}`)"
+                        ))
+                    )]
+                },
+                lines,
+            }
+        }
+        Err(e) => Check {
+            name: NAME,
+            code: Exit::Unverified,
+            lines: vec![e.to_string()],
+            annotations: vec![format!(
+                "::error title=contextos gate::{}",
+                escape_data(&e.to_string())
+            )],
+        },
     }
 }
 

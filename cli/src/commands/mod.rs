@@ -4,6 +4,7 @@ pub mod apply;
 pub mod check;
 pub mod compile;
 pub mod decide;
+pub mod diff;
 pub mod docs;
 pub mod fmt;
 pub mod gate;

@@ -13,6 +13,8 @@ pub mod exit;
 pub mod format;
 pub mod mcp_pins;
 pub mod outputs;
+pub mod policy_diff;
+pub mod requests;
 pub mod run_records;
 pub mod user_config;
 

@@ -1,23 +1,34 @@
-//! `@id` and `@severity` on rules and detectors: one reading of the annotations, so a
-//! duplicate, an invalid id or an unknown annotation is reported the same way on both.
-//! What a severity may be differs (rules: error, warning, info; detectors: error,
-//! warning), so each caller judges its own.
+//! `@id` and `@severity` on rules and detectors, `@accept` on rules: one reading of the
+//! annotations, so a duplicate, an invalid id or an unknown annotation is reported the
+//! same way on both. What a severity may be differs (rules: error, warning, info;
+//! detectors: error, warning), so each caller judges its own.
 
 use super::context::{valid_id, Ctx};
 use contextos_grammar::ast::{Annotation, Spanned};
 use contextos_grammar::{did_you_mean, Diagnostic};
 use std::collections::BTreeSet;
 
+/// What `@accept(…)` may name: `widening`, a verdict this rule makes weaker than before on
+/// purpose, which `contextos gate --no-widening` then lets through.
+pub(crate) const ACCEPTABLE: &[&str] = &["widening"];
+
 /// Reads `annotations` of a `what` ("rule", "detector") in file `fi`, in order: each
 /// error is reported where it stands, `severity` is called for each `@severity` value,
-/// and the `@id` given (valid or not, so later checks still see it) is returned.
+/// `@accept` values go to `accepts` (rules only: `None` makes `@accept` unknown), and the
+/// `@id` given (valid or not, so later checks still see it) is returned.
 pub(super) fn read(
     ctx: &mut Ctx,
     fi: usize,
     annotations: &[Annotation],
     what: &str,
     mut severity: impl FnMut(&mut Ctx, &Spanned<String>),
+    mut accepts: Option<&mut Vec<String>>,
 ) -> Option<String> {
+    let known: &[&str] = if accepts.is_some() {
+        &["id", "severity", "accept"]
+    } else {
+        &["id", "severity"]
+    };
     let mut id = None;
     let mut seen = BTreeSet::new();
     for a in annotations {
@@ -48,14 +59,36 @@ pub(super) fn read(
                 id = Some(a.value.node.clone());
             }
             "severity" => severity(ctx, &a.value),
+            "accept" if accepts.is_some() => {
+                if ACCEPTABLE.contains(&a.value.node.as_str()) {
+                    if let Some(acc) = accepts.as_deref_mut() {
+                        acc.push(a.value.node.clone());
+                    }
+                } else {
+                    let mut d = Diagnostic::error(
+                        "E0107",
+                        a.value.span,
+                        format!("`@accept({:?})` accepts nothing ContextOS knows", a.value.node),
+                    )
+                    .with_label("expected \"widening\"");
+                    if let Some(s) = did_you_mean(&a.value.node, ACCEPTABLE.iter().copied()) {
+                        d = d.with_help(format!("did you mean `@accept(\"{s}\")`?"));
+                    }
+                    ctx.err(fi, d);
+                }
+            }
             other => {
                 let mut d = Diagnostic::error(
                     "E0107",
                     a.name.span,
                     format!("unknown annotation `@{other}`"),
                 )
-                .with_label("expected @id or @severity");
-                if let Some(s) = did_you_mean(other, ["id", "severity"]) {
+                .with_label(if known.len() > 2 {
+                    "expected @id, @severity or @accept"
+                } else {
+                    "expected @id or @severity"
+                });
+                if let Some(s) = did_you_mean(other, known.iter().copied()) {
                     d = d.with_help(format!("did you mean `@{s}`?"));
                 }
                 ctx.err(fi, d);

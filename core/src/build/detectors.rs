@@ -136,6 +136,7 @@ pub(super) fn compile_detector(
                 .with_help("detectors use error or warning"),
             ),
         },
+        None,
     );
 
     let Some(kind) = DetectorKind::parse(&d.kind.node) else {

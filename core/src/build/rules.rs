@@ -26,7 +26,13 @@ pub(super) fn compile_rule(
         return None;
     }
     let mut severity = None;
-    let id = annotations::read(ctx, fi, &r.annotations, "rule", |ctx, v| {
+    let mut accepts = Vec::new();
+    let id = annotations::read(
+        ctx,
+        fi,
+        &r.annotations,
+        "rule",
+        |ctx, v| {
         if matches!(v.node.as_str(), "error" | "warning" | "info") {
             severity = Some(v.node.clone());
         } else {
@@ -36,7 +42,9 @@ pub(super) fn compile_rule(
                     .with_help("use error, warning or info"),
             );
         }
-    });
+    },
+        Some(&mut accepts),
+    );
     let origin = ctx.origin(fi, r.span);
     let head_origin = ctx.origin(fi, r.head_span);
     let id = id.unwrap_or_else(|| format!("{}:{}", head_origin.file, head_origin.line));
@@ -211,6 +219,7 @@ pub(super) fn compile_rule(
         origin,
         layer: ctx.layers[fi],
         analyzable,
+        accepts,
     })
 }
 
