@@ -16,6 +16,14 @@ pub fn print_json(mut v: Value) {
     );
 }
 
+/// One JSON document on one line (JSONL output), with `schemaVersion`.
+pub fn print_json_line(mut v: Value) {
+    if let Value::Object(m) = &mut v {
+        m.insert("schemaVersion".into(), json!(SCHEMA_VERSION));
+    }
+    outln!("{}", serde_json::to_string(&v).unwrap_or_else(|_| "{}".into()));
+}
+
 pub fn diagnostic_json(out: &BuildOutput, d: &FileDiagnostic) -> Value {
     let file = out.files.get(d.file);
     let loc = |o: usize| file.map(|f| f.line_col(o));

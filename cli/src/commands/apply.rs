@@ -203,8 +203,9 @@ fn header_path(raw: &str, prefix: &str) -> Option<String> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
-    let (_out, set) = ctx.load()?;
     let project = ctx.project()?;
+    let set = crate::support::context::load_cached(&project)?;
+    crate::support::context::check_role(&set, args.role.as_deref())?;
     let changeset = read_changeset(&args.changeset, &project.root)?;
     if changeset.changes.is_empty() {
         return Err(CliError::Input("the changeset has no changes".into()));

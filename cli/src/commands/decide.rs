@@ -1,8 +1,11 @@
 //! `contextos decide …` and `contextos explain …`: one request, one verdict.
 
 use crate::output;
-use crate::support::{run_records, Format};
+use crate::support::context::check_role;
+use crate::support::{requests, run_records, Format};
 use crate::support::{CliError, Context, Exit};
+use contextos_engine::core::diff::{is_argv_only, Probe};
+use contextos_engine::{Effect, PolicySet};
 use contextos_engine::decision::{Decision, ShellDecision};
 use contextos_engine::{
     CommitRequest, EvalOptions, McpRequest, NetOp, NetRequest, PathOp, PluginRequest, Request,
@@ -10,9 +13,15 @@ use contextos_engine::{
 };
 
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// Requests as JSON (the `request` of a decision: `{"domain":"path","op":"write",
+    /// "path":"a.rs"}`; exec also `{"domain":"exec","shell":"LINE"}`) from FILE or `-`
+    /// (stdin): one document, or one request per line (JSONL), each answered on its own line.
+    #[arg(long, value_name = "FILE|-")]
+    request: Option<String>,
     #[command(subcommand)]
-    what: What,
+    what: Option<What>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -154,10 +163,20 @@ enum What {
 }
 
 pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> {
-    let (_out, set) = ctx.load()?;
+    let set = ctx.load_set()?;
+    let what = match (&args.what, &args.request) {
+        (Some(w), _) => w,
+        (None, Some(from)) => return batch(ctx, &set, from, explain),
+        (None, None) => {
+            return Err(CliError::Input(
+                "nothing to decide: name a request (path, exec, plugin, net, mcp, commit) or give --request FILE|-".into(),
+            ))
+        }
+    };
+    check_role(&set, role_of(what))?;
     let opts = EvalOptions { explain };
     let single = |req: Request| set.decide(&req, opts);
-    match &args.what {
+    match what {
         What::Exec {
             role,
             shell,
@@ -279,6 +298,80 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
             Ok(Exit::of(d.verdict))
         }
     }
+}
+
+/// The role a request names on the command line.
+fn role_of(w: &What) -> Option<&str> {
+    match w {
+        What::Path { role, .. }
+        | What::Exec { role, .. }
+        | What::Plugin { role, .. }
+        | What::Commit { role, .. } => role.as_deref(),
+        What::Net { egress, .. } | What::Mcp { egress, .. } => egress.role.as_deref(),
+    }
+}
+
+/// `--request FILE|-`: every request decided in order; one answer per request (in JSON,
+/// one compact line each when there is more than one). Exit by the strongest verdict.
+fn batch(ctx: &Context, set: &PolicySet, from: &str, explain: bool) -> Result<Exit, CliError> {
+    let text = if from == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map_err(|e| CliError::Io {
+            doing: "reading requests from stdin".into(),
+            error: e,
+        })?;
+        t
+    } else {
+        std::fs::read_to_string(from).map_err(|e| CliError::Io {
+            doing: format!("reading requests from {from}"),
+            error: e,
+        })?
+    };
+    let name = if from == "-" { "stdin" } else { from };
+    let probes = requests::parse(name, &text)?;
+    if probes.is_empty() {
+        return Err(CliError::Input(format!("{name}: no request")));
+    }
+    // Every role is checked before anything is answered: a batch is refused as a whole.
+    for (i, p) in probes.iter().enumerate() {
+        check_role(set, requests::role_of(p))
+            .map_err(|e| CliError::Input(format!("{name}: request {}: {e}", i + 1)))?;
+    }
+    let many = probes.len() > 1;
+    let mut strongest: Option<Effect> = None;
+    for p in &probes {
+        let shell_opts = |session| ShellOptions {
+            explain,
+            session,
+            ..ShellOptions::default()
+        };
+        let (verdict, json, text): (Effect, serde_json::Value, Box<dyn Fn()>) = match p {
+            Probe::Shell { line, role } => {
+                let d = set.decide_shell(line, role.as_deref(), shell_opts(None));
+                let j = serde_json::to_value(&d).unwrap_or_default();
+                (d.verdict, j, Box::new(move || print_shell(&d, explain)))
+            }
+            Probe::Request(r) => match &r.kind {
+                RequestKind::Exec(e) if is_argv_only(e) => {
+                    let d = set.decide_argv(&e.argv, r.role.as_deref(), shell_opts(r.session.as_ref()));
+                    let j = serde_json::to_value(&d).unwrap_or_default();
+                    (d.verdict, j, Box::new(move || print_shell(&d, explain)))
+                }
+                _ => {
+                    let d = set.decide(r, EvalOptions { explain });
+                    let j = serde_json::to_value(&d).unwrap_or_default();
+                    (d.verdict, j, Box::new(move || print_decision(&d, explain, "")))
+                }
+            },
+        };
+        strongest = strongest.max(Some(verdict));
+        match ctx.format {
+            Format::Json if many => output::print_json_line(json),
+            Format::Json => output::print_json(json),
+            Format::Text | Format::Github | Format::Sarif => text(),
+        }
+    }
+    Ok(strongest.map_or(Exit::Ok, Exit::of))
 }
 
 fn subject(d: &Decision) -> String {

@@ -193,10 +193,11 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
         Err(e) => return render_failure(agent, &format!("ContextOS: {e}")),
     };
     // A role no policy declares would silently skip the role's own rules: refuse it.
-    if let Some(role) = opts.role.as_deref().filter(|r| !set.roles.contains(*r)) {
+    let known = set.known_roles();
+    if let Some(role) = opts.role.as_deref().filter(|r| !known.contains(*r)) {
         let message = format!(
             "ContextOS: the hook runs as role `{role}`, which no policy declares (known roles: {})",
-            set.roles.iter().cloned().collect::<Vec<_>>().join(", ")
+            known.iter().cloned().collect::<Vec<_>>().join(", ")
         );
         return fail_logged(
             agent,

@@ -197,6 +197,7 @@ mod imp {
                 return Err(CliError::policy_invalid(&out, "nothing can be decided"))
             }
         };
+        crate::support::context::check_role(&set, args.role.as_deref())?;
         Ok(execute(ctx, args, &set, &project))
     }
 
