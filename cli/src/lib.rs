@@ -98,6 +98,9 @@ enum Command {
     /// working tree), each with witness requests and the rule pair; exit 1 on a widening
     /// no `@accept("widening")` covers.
     Diff(commands::diff::Args),
+    /// What a role may do in a domain (and operation): the regions denied, asked and
+    /// allowed, strongest first.
+    Query(commands::query::Args),
     /// Emit every agent's native configuration from the policies.
     Compile(commands::compile::CompileArgs),
     /// CI: policies compile, tests pass, plugins verify, generated outputs in sync.
@@ -220,6 +223,7 @@ fn dispatch(ctx: &Context, command: Command, heavy: HeavyRunner) -> Result<Exit,
         Command::Plugin(a) => commands::plugin::run(ctx, &a),
         Command::Init(a) => heavy(ctx, Heavy::Init(&a)),
         Command::Diff(a) => commands::diff::run(ctx, &a),
+        Command::Query(a) => commands::query::run(ctx, &a),
         Command::Compile(a) => commands::compile::compile_cmd(ctx, &a),
         Command::Gate(a) => commands::gate::run(ctx, &a),
         Command::Scan(a) => heavy(ctx, Heavy::Scan(&a)),

@@ -87,7 +87,13 @@ fn decide_canonical(set: &PolicySet, req: Request, opts: EvalOptions) -> Decisio
         .filter_map(|i| set.rules.get(i))
         .filter(|r| head_matches(r, &req))
         .collect();
-    finish(set, req, rules.into_iter(), opts)
+    let mut d = finish(set, req, rules.into_iter(), opts);
+    if opts.explain {
+        // Rules whose pattern almost matched, with the fix: where authors err most.
+        d.why_not
+            .extend(crate::explain::near_misses(set, &d.request));
+    }
+    d
 }
 
 /// Decides a path outside the project: only outside-anchored rules speak about it (see
@@ -315,7 +321,11 @@ pub(crate) fn applies(
     Applies::Yes
 }
 
-fn clause_holds(scripts: &ScriptHost, c: &Clause, req: &Request) -> Result<bool, String> {
+pub(crate) fn clause_holds(
+    scripts: &ScriptHost,
+    c: &Clause,
+    req: &Request,
+) -> Result<bool, String> {
     cond(scripts, &c.cond, req).map(|b| b != c.negated)
 }
 

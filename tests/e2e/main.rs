@@ -12,6 +12,7 @@ mod compile;
 mod decide_request;
 mod diff;
 mod egress;
+mod explain_query;
 mod exec_corpus;
 mod githook;
 mod hooks;

@@ -5,6 +5,7 @@ use crate::support::context::check_role;
 use crate::support::{requests, run_records, Format};
 use crate::support::{CliError, Context, Exit};
 use contextos_engine::core::diff::{is_argv_only, Probe};
+use contextos_engine::core::explain::{trace_rule, RuleTrace};
 use contextos_engine::{Effect, PolicySet};
 use contextos_engine::decision::{Decision, ShellDecision};
 use contextos_engine::{
@@ -13,8 +14,11 @@ use contextos_engine::{
 };
 
 #[derive(Debug, clap::Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// `explain` only: show this rule against the request — its head and conditions with
+    /// `$vars` resolved, and whether (and why not) it applied.
+    #[arg(long, value_name = "ID")]
+    rule: Option<String>,
     /// Requests as JSON (the `request` of a decision: `{"domain":"path","op":"write",
     /// "path":"a.rs"}`; exec also `{"domain":"exec","shell":"LINE"}`) from FILE or `-`
     /// (stdin): one document, or one request per line (JSONL), each answered on its own line.
@@ -164,8 +168,18 @@ enum What {
 
 pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> {
     let set = ctx.load_set()?;
+    if args.rule.is_some() && !explain {
+        return Err(CliError::Input(
+            "--rule shows a rule against the request: use `contextos explain --rule ID …`".into(),
+        ));
+    }
     let what = match (&args.what, &args.request) {
-        (Some(w), _) => w,
+        (Some(_), Some(_)) => {
+            return Err(CliError::Input(
+                "give a request either as a subcommand or with --request, not both".into(),
+            ))
+        }
+        (Some(w), None) => w,
         (None, Some(from)) => return batch(ctx, &set, from, explain),
         (None, None) => {
             return Err(CliError::Input(
@@ -193,9 +207,22 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
                 Some(line) => set.decide_shell(line, role.as_deref(), opts),
                 None => set.decide_argv(argv, role.as_deref(), opts),
             };
+            let reqs: Vec<Request> = d.parts.iter().map(|p| p.request.clone()).collect();
+            let trace = match &args.rule {
+                Some(id) => Some(rule_trace(&set, id, &reqs)?),
+                None => None,
+            };
             match ctx.format {
-                Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
-                Format::Text | Format::Github | Format::Sarif => print_shell(&d, explain),
+                Format::Json => output::print_json(with_trace(
+                    serde_json::to_value(&d).unwrap_or_default(),
+                    trace.as_ref(),
+                )),
+                Format::Text | Format::Github | Format::Sarif => {
+                    print_shell(&d, explain);
+                    if let Some(t) = &trace {
+                        print_trace(t);
+                    }
+                }
             }
             Ok(Exit::of(d.verdict))
         }
@@ -291,12 +318,92 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
                 }
             };
             let d = single(req);
+            let trace = match &args.rule {
+                Some(id) => Some(rule_trace(&set, id, std::slice::from_ref(&d.request))?),
+                None => None,
+            };
             match ctx.format {
-                Format::Json => output::print_json(serde_json::to_value(&d).unwrap_or_default()),
-                Format::Text | Format::Github | Format::Sarif => print_decision(&d, explain, ""),
+                Format::Json => output::print_json(with_trace(
+                    serde_json::to_value(&d).unwrap_or_default(),
+                    trace.as_ref(),
+                )),
+                Format::Text | Format::Github | Format::Sarif => {
+                    print_decision(&d, explain, "");
+                    if let Some(t) = &trace {
+                        print_trace(t);
+                    }
+                }
             }
             Ok(Exit::of(d.verdict))
         }
+    }
+}
+
+/// `explain --rule ID`: the rule against the request it speaks about (of a shell line's
+/// parts, the first of the rule's domain that its head matches, else the first of its
+/// domain, else the first).
+fn rule_trace(set: &PolicySet, id: &str, reqs: &[Request]) -> Result<RuleTrace, CliError> {
+    let Some(rule) = set.rule(id) else {
+        let hint = contextos_engine::grammar::did_you_mean(id, set.rules.iter().map(|r| r.id.as_str()))
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        return Err(CliError::Input(format!("no rule has the id `{id}`{hint}")));
+    };
+    let traces: Vec<RuleTrace> = reqs.iter().map(|r| trace_rule(set, rule, r)).collect();
+    let pick = traces
+        .iter()
+        .position(|t| t.head_matched)
+        .or_else(|| traces.iter().position(|t| t.domain_matched))
+        .unwrap_or(0);
+    traces
+        .into_iter()
+        .nth(pick)
+        .ok_or_else(|| CliError::Input("there is no request to hold the rule against".into()))
+}
+
+fn with_trace(mut v: serde_json::Value, t: Option<&RuleTrace>) -> serde_json::Value {
+    if let (Some(t), serde_json::Value::Object(m)) = (t, &mut v) {
+        m.insert("rule".into(), serde_json::to_value(t).unwrap_or_default());
+    }
+    v
+}
+
+fn print_trace(t: &RuleTrace) {
+    outln!(
+        "rule {} ({}): {}",
+        t.rule.id,
+        t.rule.origin,
+        if t.applied { "APPLIED" } else { "did not apply" }
+    );
+    outln!("  head: {}", t.head);
+    outln!(
+        "  head {}",
+        if t.head_matched {
+            "matched".to_string()
+        } else {
+            format!(
+                "did not match: {}",
+                t.hint.as_deref().unwrap_or("no pattern matches")
+            )
+        }
+    );
+    if let Some(r) = &t.role_mismatch {
+        outln!("  role: applies only to role {r:?}, which the request does not carry");
+    }
+    for c in &t.clauses {
+        let state = match (c.held, &c.error) {
+            (Some(true), _) => "held".to_string(),
+            (Some(false), _) => "did not hold".to_string(),
+            (None, Some(e)) => format!("could not be evaluated ({e})"),
+            (None, None) => "could not be evaluated".to_string(),
+        };
+        outln!("  {}: {state}", c.text);
+        if c.resolved != c.text {
+            outln!("    resolved: {}", c.resolved);
+        }
+    }
+    if let Some(b) = &t.rule.because {
+        outln!("  because: {b}");
     }
 }
 

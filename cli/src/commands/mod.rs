@@ -16,6 +16,7 @@ pub mod lock;
 pub mod log;
 pub mod mcp;
 pub mod plugin;
+pub mod query;
 pub mod run;
 pub mod scan;
 pub mod session;

@@ -57,7 +57,7 @@ pub fn check(
 }
 
 /// `b` overrules `a` on every request `a` matches.
-fn covers(b: &CompiledRule, a: &CompiledRule) -> bool {
+pub(crate) fn covers(b: &CompiledRule, a: &CompiledRule) -> bool {
     if b.domain != a.domain || b.effect <= a.effect || !b.clauses.is_empty() || !b.analyzable {
         return false;
     }
