@@ -21,7 +21,10 @@ pub fn print_json_line(mut v: Value) {
     if let Value::Object(m) = &mut v {
         m.insert("schemaVersion".into(), json!(SCHEMA_VERSION));
     }
-    outln!("{}", serde_json::to_string(&v).unwrap_or_else(|_| "{}".into()));
+    outln!(
+        "{}",
+        serde_json::to_string(&v).unwrap_or_else(|_| "{}".into())
+    );
 }
 
 pub fn diagnostic_json(out: &BuildOutput, d: &FileDiagnostic) -> Value {

@@ -29,7 +29,7 @@ pub const ACCEPT_WIDENING: &str = "widening";
 #[derive(Debug, Clone)]
 pub enum Probe {
     /// A request decided as it is (exec requests: as argv through the shell model).
-    Request(Request),
+    Request(Box<Request>),
     /// A shell line, as the hook decides one.
     Shell {
         /// The line.
@@ -182,7 +182,9 @@ fn shell_outcome(d: &ShellDecision) -> Outcome {
 pub fn outcome(set: &PolicySet, p: &Probe) -> Outcome {
     let opts = ShellOptions::default();
     match p {
-        Probe::Shell { line, role } => shell_outcome(&set.decide_shell(line, role.as_deref(), opts)),
+        Probe::Shell { line, role } => {
+            shell_outcome(&set.decide_shell(line, role.as_deref(), opts))
+        }
         Probe::Request(r) => match &r.kind {
             RequestKind::Exec(e) if is_argv_only(e) => {
                 let opts = ShellOptions {
@@ -260,14 +262,14 @@ pub fn witnesses(old: &PolicySet, new: &PolicySet) -> Vec<Probe> {
             for op in [PathOp::Read, PathOp::Write, PathOp::Delete] {
                 let req = Request::path(op, path.clone()).with_role(role.clone());
                 if changed.reaches(&req) {
-                    out.push(Probe::Request(req));
+                    out.push(Probe::Request(Box::new(req)));
                 }
             }
         }
         for argv in &argvs {
             let req = Request::exec(argv.iter().cloned()).with_role(role.clone());
             if changed.reaches(&req) {
-                out.push(Probe::Request(req));
+                out.push(Probe::Request(Box::new(req)));
             }
         }
     }
@@ -314,7 +316,11 @@ impl<'a> Changed<'a> {
             .iter()
             .filter(|r| !new_sigs.contains(&sig(old, r)))
             .collect();
-        rules.extend(new.rules.iter().filter(|r| !old_sigs.contains(&sig(new, r))));
+        rules.extend(
+            new.rules
+                .iter()
+                .filter(|r| !old_sigs.contains(&sig(new, r))),
+        );
         let rules = rules
             .into_iter()
             .map(|r| {
@@ -340,8 +346,7 @@ impl<'a> Changed<'a> {
     /// changed rule outside `exec` reaches every command.
     fn reaches(&self, req: &Request) -> bool {
         let domain = req.domain();
-        if self.defaults.contains(&domain)
-            || (domain == Domain::Exec && !self.defaults.is_empty())
+        if self.defaults.contains(&domain) || (domain == Domain::Exec && !self.defaults.is_empty())
         {
             return true;
         }
@@ -423,8 +428,8 @@ fn clause_paths(c: &Cond, out: &mut BTreeSet<String>) {
             }
         }
         Cond::Cmp(a, _, b) => {
-            if let (Val::Attr(Attr::PathPath), Val::Str(s)) | (Val::Str(s), Val::Attr(Attr::PathPath)) =
-                (&**a, &**b)
+            if let (Val::Attr(Attr::PathPath), Val::Str(s))
+            | (Val::Str(s), Val::Attr(Attr::PathPath)) = (&**a, &**b)
             {
                 out.insert(s.clone());
             }
@@ -464,7 +469,12 @@ fn clause_words(c: &Cond, out: &mut BTreeSet<String>) {
                 out.extend(lit.into_iter().filter(|w| !w.contains(' ')));
             }
         }
-        Cond::Matches(lhs, globs) if matches!(**lhs, Val::Attr(Attr::ExecArgs | Attr::ExecArgv | Attr::ExecOperands)) => {
+        Cond::Matches(lhs, globs)
+            if matches!(
+                **lhs,
+                Val::Attr(Attr::ExecArgs | Attr::ExecArgv | Attr::ExecOperands)
+            ) =>
+        {
             for g in globs.patterns() {
                 out.extend(samples(g));
             }

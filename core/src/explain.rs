@@ -170,9 +170,10 @@ fn head_hits(rule: &CompiledRule, req: &Request) -> bool {
         return true;
     }
     let any = |s: &str| {
-        rule.patterns.iter().flat_map(|p| head_globs(p)).any(|p| {
-            path_glob(p).is_ok_and(|g| g.compile_matcher().is_match(s))
-        })
+        rule.patterns
+            .iter()
+            .flat_map(|p| head_globs(p))
+            .any(|p| path_glob(p).is_ok_and(|g| g.compile_matcher().is_match(s)))
     };
     match &req.kind {
         RequestKind::Exec(_) => head_matches(rule, req),

@@ -239,10 +239,10 @@ pub fn role_literals(c: &Cond, out: &mut std::collections::BTreeSet<String>) {
         Cond::Or(v) | Cond::And(v) => v.iter().for_each(|c| role_literals(c, out)),
         Cond::Not(inner) => role_literals(inner, out),
         Cond::Cmp(a, _, b) => match (&**a, &**b) {
-            (Val::Attr(Attr::Role), Val::Str(s)) | (Val::Str(s), Val::Attr(Attr::Role)) => {
-                if !s.is_empty() {
-                    out.insert(s.clone());
-                }
+            (Val::Attr(Attr::Role), Val::Str(s)) | (Val::Str(s), Val::Attr(Attr::Role))
+                if !s.is_empty() =>
+            {
+                out.insert(s.clone());
             }
             (Val::Attr(Attr::Role), Val::List(l)) | (Val::List(l), Val::Attr(Attr::Role)) => {
                 out.extend(l.iter().filter(|s| !s.is_empty()).cloned());

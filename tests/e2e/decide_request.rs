@@ -16,7 +16,13 @@ fn decide_request_answers_one_document_and_a_jsonl_batch() {
     .unwrap();
     let r = contextos(
         p.path(),
-        &["--format", "json", "decide", "--request", one.to_str().unwrap()],
+        &[
+            "--format",
+            "json",
+            "decide",
+            "--request",
+            one.to_str().unwrap(),
+        ],
     );
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let j = r.json();
@@ -36,9 +42,19 @@ fn decide_request_answers_one_document_and_a_jsonl_batch() {
     .unwrap();
     let r = contextos(
         p.path(),
-        &["--format", "json", "decide", "--request", batch.to_str().unwrap()],
+        &[
+            "--format",
+            "json",
+            "decide",
+            "--request",
+            batch.to_str().unwrap(),
+        ],
     );
-    assert_eq!(r.code, 1, "the strongest verdict decides the exit: {}", r.stdout);
+    assert_eq!(
+        r.code, 1,
+        "the strongest verdict decides the exit: {}",
+        r.stdout
+    );
     let lines: Vec<serde_json::Value> = r
         .stdout
         .lines()
@@ -80,8 +96,12 @@ fn decide_request_answers_one_document_and_a_jsonl_batch() {
 fn unknown_roles_fail_closed_everywhere() {
     let p = project(Some(DESIGN));
     for args in [
-        &["decide", "path", "--op", "write", "src/a.rs", "--role", "reviewr"][..],
-        &["explain", "path", "--op", "write", "src/a.rs", "--role", "reviewr"][..],
+        &[
+            "decide", "path", "--op", "write", "src/a.rs", "--role", "reviewr",
+        ][..],
+        &[
+            "explain", "path", "--op", "write", "src/a.rs", "--role", "reviewr",
+        ][..],
         &["decide", "exec", "--role", "ghost", "--", "ls"][..],
     ] {
         let r = contextos(p.path(), args);
@@ -90,29 +110,56 @@ fn unknown_roles_fail_closed_everywhere() {
     }
     let r = contextos(
         p.path(),
-        &["decide", "path", "--op", "write", "src/a.rs", "--role", "reviewr"],
+        &[
+            "decide", "path", "--op", "write", "src/a.rs", "--role", "reviewr",
+        ],
     );
-    assert!(r.stderr.contains("did you mean `reviewer`?"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("did you mean `reviewer`?"),
+        "{}",
+        r.stderr
+    );
     // A role block and a role a condition names are both known.
     let r = contextos(
         p.path(),
-        &["decide", "path", "--op", "write", "src/a.rs", "--role", "reviewer"],
+        &[
+            "decide", "path", "--op", "write", "src/a.rs", "--role", "reviewer",
+        ],
     );
     assert_eq!(r.code, 1);
     let r = contextos(
         p.path(),
-        &["decide", "path", "--op", "write", "Cargo.lock", "--role", "maintainer"],
+        &[
+            "decide",
+            "path",
+            "--op",
+            "write",
+            "Cargo.lock",
+            "--role",
+            "maintainer",
+        ],
     );
     assert_eq!(r.code, 0);
     // In a batch, and in apply.
     let batch = p.path().join("r.jsonl");
-    std::fs::write(&batch, "{\"domain\":\"path\",\"op\":\"read\",\"path\":\"a\",\"role\":\"ghost\"}\n").unwrap();
+    std::fs::write(
+        &batch,
+        "{\"domain\":\"path\",\"op\":\"read\",\"path\":\"a\",\"role\":\"ghost\"}\n",
+    )
+    .unwrap();
     let r = contextos(p.path(), &["decide", "--request", batch.to_str().unwrap()]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.is_empty(), "nothing is answered: {}", r.stdout);
     let cs = p.path().join("cs.json");
-    std::fs::write(&cs, r#"{"changes":[{"op":"write","path":"notes.txt","content":"x"}]}"#).unwrap();
-    let r = contextos(p.path(), &["apply", cs.to_str().unwrap(), "--role", "ghost"]);
+    std::fs::write(
+        &cs,
+        r#"{"changes":[{"op":"write","path":"notes.txt","content":"x"}]}"#,
+    )
+    .unwrap();
+    let r = contextos(
+        p.path(),
+        &["apply", cs.to_str().unwrap(), "--role", "ghost"],
+    );
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("unknown role"), "{}", r.stderr);
     assert!(!p.path().join("notes.txt").exists());

@@ -91,7 +91,12 @@ const WIDENING: &[(&str, &str, &str, &str)] = &[
     ("deny to ask", "deny", "ask", "git push --force"),
     ("ask to allow", "ask", "allow", "Cargo.lock"),
     ("broadening an allow pattern", "ask", "allow", "terraform x"),
-    ("adding unless to a deny", "deny", "allow", "secrets/public/x"),
+    (
+        "adding unless to a deny",
+        "deny",
+        "allow",
+        "secrets/public/x",
+    ),
 ];
 
 fn widened(name: &str, base: &str) -> String {
@@ -135,8 +140,9 @@ fn diff_reports_every_widening_with_a_witness_and_the_rule_pair() {
         );
         // The rule pair is named: the rule that decided before or after is the edited one.
         assert!(
-            w.iter().all(|c| !c["from"]["rules"].as_array().unwrap().is_empty()
-                || !c["to"]["rules"].as_array().unwrap().is_empty()),
+            w.iter()
+                .all(|c| !c["from"]["rules"].as_array().unwrap().is_empty()
+                    || !c["to"]["rules"].as_array().unwrap().is_empty()),
             "{name}: {changes:?}"
         );
     }
@@ -164,12 +170,18 @@ fn diff_reports_no_widening_for_edits_that_only_tighten() {
         ),
         (
             "narrowing an allow",
-            BASE.replace("allow exec \"terraform plan *\"", "allow exec \"terraform plan\""),
+            BASE.replace(
+                "allow exec \"terraform plan *\"",
+                "allow exec \"terraform plan\"",
+            ),
             "terraform plan x",
         ),
         (
             "allow to ask",
-            BASE.replace("allow exec \"terraform plan *\"", "ask exec \"terraform plan *\""),
+            BASE.replace(
+                "allow exec \"terraform plan *\"",
+                "ask exec \"terraform plan *\"",
+            ),
             "terraform plan",
         ),
     ];
@@ -240,7 +252,11 @@ fn diff_between_revisions_and_over_a_corpus() {
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert!(witnessed(&changes[0], "git push --force origin main"));
     // A bad corpus line is an error with its line number.
-    std::fs::write(&corpus, "{\"domain\":\"path\",\"op\":\"write\",\"path\":\"a\"}\n{\"domain\":\"nope\"}\n").unwrap();
+    std::fs::write(
+        &corpus,
+        "{\"domain\":\"path\",\"op\":\"write\",\"path\":\"a\"}\n{\"domain\":\"nope\"}\n",
+    )
+    .unwrap();
     let r = contextos(dir.path(), &["diff", "--corpus", corpus.to_str().unwrap()]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("corpus.jsonl:2"), "{}", r.stderr);
@@ -280,14 +296,24 @@ fn gate_no_widening_fails_unless_the_rule_accepts_it() {
     assert_eq!(c["exitCode"], 0, "{c}");
     // The configuration switch, against the default base (HEAD~1 without an upstream).
     write(dir.path(), &widened("ask to allow", BASE));
-    std::fs::write(dir.path().join("contextos.toml"), "[gate]\nno_widening = true\n").unwrap();
+    std::fs::write(
+        dir.path().join("contextos.toml"),
+        "[gate]\nno_widening = true\n",
+    )
+    .unwrap();
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-qm", "widen"]);
     let c = gate_check(dir.path(), &[]).unwrap();
     assert_eq!(c["exitCode"], 1, "{c}");
     assert!(c["details"].to_string().contains("HEAD~1"), "{c}");
     // A tightening passes.
-    write(dir.path(), &BASE.replace("allow exec \"terraform plan *\"", "ask exec \"terraform plan *\""));
+    write(
+        dir.path(),
+        &BASE.replace(
+            "allow exec \"terraform plan *\"",
+            "ask exec \"terraform plan *\"",
+        ),
+    );
     let c = gate_check(dir.path(), &["--from", "HEAD~1"]).unwrap();
     assert_eq!(c["exitCode"], 0, "{c}");
 }
@@ -297,11 +323,17 @@ fn accept_annotation_is_checked() {
     let dir = repo();
     write(
         dir.path(),
-        &BASE.replace("@id(\"no-force\")", "@id(\"no-force\")\n@accept(\"widenin\")"),
+        &BASE.replace(
+            "@id(\"no-force\")",
+            "@id(\"no-force\")\n@accept(\"widenin\")",
+        ),
     );
     let r = contextos(dir.path(), &["check"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let all = format!("{}{}", r.stdout, r.stderr);
     assert!(all.contains("E0107"), "{all}");
-    assert!(all.contains("did you mean `@accept(\"widening\")`"), "{all}");
+    assert!(
+        all.contains("did you mean `@accept(\"widening\")`"),
+        "{all}"
+    );
 }

@@ -6,12 +6,12 @@ use crate::support::{requests, run_records, Format};
 use crate::support::{CliError, Context, Exit};
 use contextos_engine::core::diff::{is_argv_only, Probe};
 use contextos_engine::core::explain::{trace_rule, RuleTrace};
-use contextos_engine::{Effect, PolicySet};
 use contextos_engine::decision::{Decision, ShellDecision};
 use contextos_engine::{
     CommitRequest, EvalOptions, McpRequest, NetOp, NetRequest, PathOp, PluginRequest, Request,
     RequestKind, Session, ShellOptions,
 };
+use contextos_engine::{Effect, PolicySet};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -344,9 +344,10 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
 /// domain, else the first).
 fn rule_trace(set: &PolicySet, id: &str, reqs: &[Request]) -> Result<RuleTrace, CliError> {
     let Some(rule) = set.rule(id) else {
-        let hint = contextos_engine::grammar::did_you_mean(id, set.rules.iter().map(|r| r.id.as_str()))
-            .map(|s| format!("; did you mean `{s}`?"))
-            .unwrap_or_default();
+        let hint =
+            contextos_engine::grammar::did_you_mean(id, set.rules.iter().map(|r| r.id.as_str()))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
         return Err(CliError::Input(format!("no rule has the id `{id}`{hint}")));
     };
     let traces: Vec<RuleTrace> = reqs.iter().map(|r| trace_rule(set, rule, r)).collect();
@@ -373,7 +374,11 @@ fn print_trace(t: &RuleTrace) {
         "rule {} ({}): {}",
         t.rule.id,
         t.rule.origin,
-        if t.applied { "APPLIED" } else { "did not apply" }
+        if t.applied {
+            "APPLIED"
+        } else {
+            "did not apply"
+        }
     );
     outln!("  head: {}", t.head);
     outln!(
@@ -460,14 +465,19 @@ fn batch(ctx: &Context, set: &PolicySet, from: &str, explain: bool) -> Result<Ex
             }
             Probe::Request(r) => match &r.kind {
                 RequestKind::Exec(e) if is_argv_only(e) => {
-                    let d = set.decide_argv(&e.argv, r.role.as_deref(), shell_opts(r.session.as_ref()));
+                    let d =
+                        set.decide_argv(&e.argv, r.role.as_deref(), shell_opts(r.session.as_ref()));
                     let j = serde_json::to_value(&d).unwrap_or_default();
                     (d.verdict, j, Box::new(move || print_shell(&d, explain)))
                 }
                 _ => {
                     let d = set.decide(r, EvalOptions { explain });
                     let j = serde_json::to_value(&d).unwrap_or_default();
-                    (d.verdict, j, Box::new(move || print_decision(&d, explain, "")))
+                    (
+                        d.verdict,
+                        j,
+                        Box::new(move || print_decision(&d, explain, "")),
+                    )
                 }
             },
         };

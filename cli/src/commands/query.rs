@@ -29,7 +29,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     })?;
     let op = match (domain, args.op.as_deref()) {
         (Domain::Path, Some(o)) => Some(PathOp::parse(o).ok_or_else(|| {
-            CliError::Input(format!("unknown path operation `{o}`: use read, write or delete"))
+            CliError::Input(format!(
+                "unknown path operation `{o}`: use read, write or delete"
+            ))
         })?),
         (Domain::Path, None) => {
             return Err(CliError::Input(
@@ -46,7 +48,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
         (_, None) => None,
     };
     let mut answer = query(&set, domain, op, args.role.as_deref());
-    if let (Domain::Net, Some(o)) = (domain, args.op.as_deref().and_then(contextos_engine::NetOp::parse)) {
+    if let (Domain::Net, Some(o)) = (
+        domain,
+        args.op.as_deref().and_then(contextos_engine::NetOp::parse),
+    ) {
         answer.regions.retain(|r| {
             set.rule(&r.rule.id)
                 .is_some_and(|rule| rule.ops & (1 << (o as u8)) != 0)
@@ -63,7 +68,10 @@ fn print(a: &Answer, args: &Args) {
     outln!(
         "{} {}{} — {}",
         a.domain,
-        args.op.as_deref().map(|o| format!("{o} ")).unwrap_or_default(),
+        args.op
+            .as_deref()
+            .map(|o| format!("{o} "))
+            .unwrap_or_default(),
         match &a.role {
             Some(r) => format!("as role {r}"),
             None => "without a role".into(),

@@ -54,7 +54,16 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, CliError> {
 
 /// Whether `rev` names a commit in the project's repository.
 pub fn rev_exists(root: &Path, rev: &str) -> bool {
-    git(root, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")]).is_ok()
+    git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .is_ok()
 }
 
 /// The stdlib and the project's policy files as `rev` has them.

@@ -15,7 +15,9 @@ use serde_json::Value;
 /// Reads the requests of `text` (named `name` in errors): one JSON document, or JSONL.
 pub fn parse(name: &str, text: &str) -> Result<Vec<Probe>, CliError> {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
-        return Ok(vec![probe(&v).map_err(|e| CliError::Input(format!("{name}: {e}")))?]);
+        return Ok(vec![
+            probe(&v).map_err(|e| CliError::Input(format!("{name}: {e}")))?
+        ]);
     }
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -45,7 +47,7 @@ pub fn probe(v: &Value) -> Result<Probe, String> {
         }
     }
     serde_json::from_value::<Request>(v.clone())
-        .map(Probe::Request)
+        .map(|r| Probe::Request(Box::new(r)))
         .map_err(|e| format!("not a request: {e}"))
 }
 
@@ -75,20 +77,24 @@ pub fn from_log(records: &[LoggedRecord]) -> Vec<Probe> {
                     role: None,
                 });
             } else if let (Some(path), Some(op)) = (s("path"), s("op").and_then(PathOp::parse)) {
-                out.push(Probe::Request(Request::path(op, path)));
+                out.push(Probe::Request(Box::new(Request::path(op, path))));
             } else if let Some(url) = s("fetch") {
-                out.push(Probe::Request(Request::new(RequestKind::Net(NetRequest {
-                    op: NetOp::Fetch,
-                    target: url.trim_end_matches("?…").to_string(),
-                    tool: r.tool.clone(),
-                    ..NetRequest::default()
-                }))));
+                out.push(Probe::Request(Box::new(Request::new(RequestKind::Net(
+                    NetRequest {
+                        op: NetOp::Fetch,
+                        target: url.trim_end_matches("?…").to_string(),
+                        tool: r.tool.clone(),
+                        ..NetRequest::default()
+                    },
+                )))));
             } else if let (Some(tool), Some(server)) = (s("mcp"), s("server")) {
-                out.push(Probe::Request(Request::new(RequestKind::Mcp(McpRequest {
-                    server: server.to_string(),
-                    tool: tool.to_string(),
-                    ..McpRequest::default()
-                }))));
+                out.push(Probe::Request(Box::new(Request::new(RequestKind::Mcp(
+                    McpRequest {
+                        server: server.to_string(),
+                        tool: tool.to_string(),
+                        ..McpRequest::default()
+                    },
+                )))));
             }
         }
     }

@@ -68,7 +68,10 @@ pub(super) fn read(
                     let mut d = Diagnostic::error(
                         "E0107",
                         a.value.span,
-                        format!("`@accept({:?})` accepts nothing ContextOS knows", a.value.node),
+                        format!(
+                            "`@accept({:?})` accepts nothing ContextOS knows",
+                            a.value.node
+                        ),
                     )
                     .with_label("expected \"widening\"");
                     if let Some(s) = did_you_mean(&a.value.node, ACCEPTABLE.iter().copied()) {

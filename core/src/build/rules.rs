@@ -33,16 +33,16 @@ pub(super) fn compile_rule(
         &r.annotations,
         "rule",
         |ctx, v| {
-        if matches!(v.node.as_str(), "error" | "warning" | "info") {
-            severity = Some(v.node.clone());
-        } else {
-            ctx.err(
-                fi,
-                Diagnostic::error("E0107", v.span, format!("unknown severity `{}`", v.node))
-                    .with_help("use error, warning or info"),
-            );
-        }
-    },
+            if matches!(v.node.as_str(), "error" | "warning" | "info") {
+                severity = Some(v.node.clone());
+            } else {
+                ctx.err(
+                    fi,
+                    Diagnostic::error("E0107", v.span, format!("unknown severity `{}`", v.node))
+                        .with_help("use error, warning or info"),
+                );
+            }
+        },
         Some(&mut accepts),
     );
     let origin = ctx.origin(fi, r.span);
