@@ -237,8 +237,18 @@ pub fn witnesses(old: &PolicySet, new: &PolicySet) -> Vec<Probe> {
                 for p in &r.patterns {
                     paths.extend(path_witnesses(p));
                 }
+                let mut globs = BTreeSet::new();
                 for c in &r.clauses {
                     clause_paths(&c.cond, &mut paths);
+                    clause_globs(&c.cond, &mut globs);
+                }
+                // Where a head and a condition glob meet (`"**/.env" unless path matches
+                // "test/**"` meets in `test/.env`): one inside the other's directory.
+                for g in &globs {
+                    for p in &r.patterns {
+                        paths.extend(inside(g, p));
+                        paths.extend(inside(p, g));
+                    }
                 }
             }
             Domain::Exec => {
@@ -436,6 +446,35 @@ fn clause_paths(c: &Cond, out: &mut BTreeSet<String>) {
         }
         _ => {}
     }
+}
+
+/// Globs a path rule's conditions match the path against.
+fn clause_globs(c: &Cond, out: &mut BTreeSet<String>) {
+    match c {
+        Cond::Or(v) | Cond::And(v) => v.iter().for_each(|c| clause_globs(c, out)),
+        Cond::Not(inner) => clause_globs(inner, out),
+        Cond::Matches(lhs, globs) if matches!(**lhs, Val::Attr(Attr::PathPath)) => {
+            out.extend(globs.patterns().iter().cloned());
+        }
+        _ => {}
+    }
+}
+
+/// Witnesses of `inner` placed inside the directory `outer` names (`outer` = `DIR/**`).
+fn inside(outer: &str, inner: &str) -> Vec<String> {
+    let Some(dir) = outer.strip_suffix("/**") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for d in double_star(dir).iter().flat_map(|d| samples(d)) {
+        for w in path_witnesses(inner) {
+            let w = w.trim_start_matches('/');
+            if !w.is_empty() {
+                out.push(format!("{d}/{w}"));
+            }
+        }
+    }
+    out
 }
 
 /// Words an exec rule's conditions name (`exec.options contains "--force"`), which a
