@@ -337,3 +337,63 @@ fn accept_annotation_is_checked() {
         "{all}"
     );
 }
+
+#[test]
+fn diff_log_replays_what_the_hook_recorded() {
+    use std::io::Write as _;
+    let dir = repo();
+    // An agent session under the base policy: a force push (denied) and a lockfile write.
+    for (tool, input) in [
+        (
+            "Bash",
+            serde_json::json!({"command": "git push --force origin main"}),
+        ),
+        (
+            "Write",
+            serde_json::json!({"file_path": "Cargo.lock", "content": "x"}),
+        ),
+    ] {
+        let ev = serde_json::json!({
+            "session_id": "s1", "transcript_path": "/tmp/t.jsonl",
+            "cwd": dir.path(), "permission_mode": "default",
+            "hook_event_name": "PreToolUse", "tool_name": tool,
+            "tool_input": input, "tool_use_id": "toolu_1"
+        });
+        let mut child = Command::new(env!("CARGO_BIN_EXE_contextos"))
+            .arg("--project")
+            .arg(dir.path())
+            .args(["hook", "claude"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(ev.to_string().as_bytes())
+            .unwrap();
+        assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    }
+    // The force push would now be asked instead of denied.
+    write(dir.path(), &widened("deny to ask", BASE));
+    let r = contextos(dir.path(), &["--format", "json", "diff", "--log"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    let log = j["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["source"] == "log")
+        .unwrap()
+        .clone();
+    assert_eq!(log["requests"], 2, "{log}");
+    assert!(log["note"].as_str().unwrap().contains("masked"), "{log}");
+    let changes = log["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["direction"], "widening");
+    assert!(
+        witnessed(&changes[0], "git push --force origin main"),
+        "{changes:?}"
+    );
+}
