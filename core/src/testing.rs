@@ -12,6 +12,7 @@ use crate::decision::RuleHit;
 use crate::eval::EvalOptions;
 use crate::ir::{Layer, Origin};
 use crate::policy::{PolicySet, TestSubject};
+use crate::request::Request;
 use crate::shell_decide::ShellOptions;
 use contextos_grammar::ast::Effect;
 use serde::Serialize;
@@ -334,4 +335,137 @@ fn from_output(
             }
         }
     }
+}
+
+/// One `when`/`unless` clause and the outcomes the test cases gave it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClauseCoverage {
+    /// The rule the clause belongs to.
+    pub rule: String,
+    /// The clause as written.
+    pub clause: String,
+    /// Where the clause is written.
+    pub origin: crate::ir::Origin,
+    /// Some case reached the rule's head with the condition holding.
+    #[serde(rename = "seenTrue")]
+    pub seen_true: bool,
+    /// Some case reached the rule's head with the condition not holding.
+    #[serde(rename = "seenFalse")]
+    pub seen_false: bool,
+}
+
+impl ClauseCoverage {
+    /// Both outcomes were seen: the tests show what the clause changes.
+    pub fn covered(&self) -> bool {
+        self.seen_true && self.seen_false
+    }
+}
+
+/// Clause coverage of the rules `rules` accepts: for every clause, whether the test cases
+/// of `set` (every layer's, decided against `set`) made its condition both hold and fail on
+/// a request that reached the rule's head. A script clause that errors counts as neither.
+pub fn clause_coverage(
+    set: &PolicySet,
+    rules: impl Fn(&crate::ir::CompiledRule) -> bool,
+) -> Vec<ClauseCoverage> {
+    let mut out: Vec<(usize, usize, ClauseCoverage)> = Vec::new();
+    for (ri, r) in set.rules.iter().enumerate() {
+        if !rules(r) {
+            continue;
+        }
+        for (ci, c) in r.clauses.iter().enumerate() {
+            out.push((
+                ri,
+                ci,
+                ClauseCoverage {
+                    rule: r.id.clone(),
+                    clause: c.text.clone(),
+                    origin: c.origin.clone(),
+                    seen_true: false,
+                    seen_false: false,
+                },
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Vec::new();
+    }
+    for t in &set.tests {
+        for c in &t.cases {
+            let session = c.tainted.then(crate::request::Session::tainted_for_tests);
+            let requests: Vec<Request> = match &c.subject {
+                TestSubject::Request(r) => {
+                    let req = (**r)
+                        .clone()
+                        .with_role(c.role.clone())
+                        .with_session(session.clone());
+                    match &req.kind {
+                        crate::request::RequestKind::Exec(e) if crate::diff::is_argv_only(e) => set
+                            .decide_argv(
+                                &e.argv,
+                                c.role.as_deref(),
+                                ShellOptions {
+                                    session: session.as_ref(),
+                                    ..ShellOptions::default()
+                                },
+                            )
+                            .parts
+                            .into_iter()
+                            .map(|p| p.request)
+                            .collect(),
+                        _ => {
+                            let mut req = req;
+                            let _ = crate::eval::canonicalise(&mut req);
+                            vec![req]
+                        }
+                    }
+                }
+                TestSubject::Shell(line) => set
+                    .decide_shell(
+                        line,
+                        c.role.as_deref(),
+                        ShellOptions {
+                            session: session.as_ref(),
+                            ..ShellOptions::default()
+                        },
+                    )
+                    .parts
+                    .into_iter()
+                    .map(|p| p.request)
+                    .collect(),
+            };
+            for req in &requests {
+                let candidates = set.index.candidates(&set.rules, req);
+                for (ri, ci, cov) in out.iter_mut() {
+                    if !candidates.contains(ri) {
+                        continue;
+                    }
+                    let Some(rule) = set.rules.get(*ri) else {
+                        continue;
+                    };
+                    if !crate::eval::head_matches(rule, req) {
+                        continue;
+                    }
+                    if rule
+                        .role
+                        .as_deref()
+                        .is_some_and(|r| req.role.as_deref() != Some(r))
+                    {
+                        continue;
+                    }
+                    let Some(clause) = rule.clauses.get(*ci) else {
+                        continue;
+                    };
+                    if let Ok(lets_apply) = crate::eval::clause_holds(&set.scripts, clause, req) {
+                        if lets_apply != clause.negated {
+                            cov.seen_true = true;
+                        } else {
+                            cov.seen_false = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter().map(|(_, _, c)| c).collect()
 }

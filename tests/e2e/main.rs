@@ -9,6 +9,7 @@
 mod boundary_run;
 mod boundary_wiring;
 mod compile;
+mod coverage;
 mod decide_request;
 mod diff;
 mod egress;

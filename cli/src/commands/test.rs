@@ -6,7 +6,7 @@ use crate::output;
 use crate::project::Project;
 use crate::support::Format;
 use crate::support::{CliError, Exit};
-use contextos_engine::testing::{run_layered, CaseResult, LayerRun};
+use contextos_engine::testing::{clause_coverage, run_layered, CaseResult, LayerRun};
 use contextos_engine::{build, BuildOptions, PolicySet};
 use std::collections::BTreeSet;
 
@@ -18,6 +18,25 @@ pub struct Args {
     /// Run only tests whose name contains this text.
     #[arg(long)]
     filter: Option<String>,
+    /// With --coverage: fail (exit 1) when fewer than PCT percent of the project's own
+    /// rules are exercised, or of their `when`/`unless` clauses are seen both holding and
+    /// not holding.
+    #[arg(long, value_name = "PCT", requires = "coverage", value_parser = clap::value_parser!(u8).range(0..=100))]
+    threshold: Option<u8>,
+}
+
+/// Percent of `part` in `whole`; 100 for nothing to cover.
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        100.0
+    } else {
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "rule and clause counts are far below 2^52"
+        )]
+        let p = part as f64 * 100.0 / whole as f64;
+        p
+    }
 }
 
 fn verdict(effect: impl std::fmt::Display, rules: &[String]) -> String {
@@ -140,6 +159,23 @@ pub fn run(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError>
     let l = layered(&project, args.filter.as_deref())?;
     let uncovered = l.uncovered();
     let ran = l.cases().count();
+    // The project's own rules: what its tests are responsible for.
+    let own = |r: &contextos_engine::ir::CompiledRule| r.layer == contextos_engine::Layer::User;
+    let clauses = if args.coverage {
+        clause_coverage(&l.set, own)
+    } else {
+        Vec::new()
+    };
+    let own_rules = l.set.rules.iter().filter(|r| own(r)).count();
+    let own_uncovered = uncovered.iter().filter(|r| own(r)).count();
+    let rule_pct = percent(own_rules - own_uncovered, own_rules);
+    let clause_pct = percent(
+        clauses.iter().filter(|c| c.covered()).count(),
+        clauses.len(),
+    );
+    let below = args
+        .threshold
+        .is_some_and(|t| rule_pct < f64::from(t) || clause_pct < f64::from(t));
     match ctx.format {
         Format::Json => output::print_json(serde_json::json!({
             "passed": l.passed(),
@@ -157,6 +193,17 @@ pub fn run(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError>
             }).collect::<Vec<_>>(),
             "uncovered": if args.coverage {
                 Some(uncovered.iter().map(|r| serde_json::json!({"id": r.id, "origin": r.origin})).collect::<Vec<_>>())
+            } else { None },
+            "coverage": if args.coverage {
+                Some(serde_json::json!({
+                    "projectRules": own_rules,
+                    "projectRulesExercised": own_rules - own_uncovered,
+                    "rulePercent": rule_pct,
+                    "clauses": clauses,
+                    "clausePercent": clause_pct,
+                    "threshold": args.threshold,
+                    "belowThreshold": below,
+                }))
             } else { None },
         })),
         Format::Text | Format::Github | Format::Sarif => {
@@ -186,6 +233,31 @@ pub fn run(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError>
                 for r in &uncovered {
                     outln!("  not exercised: {} ({})", r.id, r.origin);
                 }
+                outln!(
+                    "project coverage: {}/{} rule(s) exercised ({rule_pct:.0}%), {}/{} clause(s) seen both ways ({clause_pct:.0}%)",
+                    own_rules - own_uncovered,
+                    own_rules,
+                    clauses.iter().filter(|c| c.covered()).count(),
+                    clauses.len()
+                );
+                for c in clauses.iter().filter(|c| !c.covered()) {
+                    let missing = match (c.seen_true, c.seen_false) {
+                        (false, false) => "never reached",
+                        (true, false) => "never seen not holding",
+                        _ => "never seen holding",
+                    };
+                    outln!(
+                        "  clause {} of {} ({}): {missing}",
+                        c.clause,
+                        c.rule,
+                        c.origin
+                    );
+                }
+                if let Some(t) = args.threshold {
+                    if below {
+                        outln!("coverage below the threshold of {t}%");
+                    }
+                }
             }
             if ran == 0 {
                 eprintln!(
@@ -199,7 +271,7 @@ pub fn run(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError>
             outln!("{} passed, {} failed", l.passed(), l.failed());
         }
     }
-    if l.failed() > 0 || ran == 0 {
+    if l.failed() > 0 || ran == 0 || below {
         Ok(Exit::Findings)
     } else {
         Ok(Exit::Ok)

@@ -1,0 +1,64 @@
+//! `test --coverage --threshold`: rule and clause coverage of the project's own rules.
+
+use super::{contextos, project};
+
+const POLICY: &str = r#"language 1;
+@id("lock") ask path write "Cargo.lock" when role != "maintainer" because "l";
+@id("docs") allow path write "docs/**" unless path matches "docs/secret/**" because "d";
+@id("nothing") deny path write "never/**" because "n";
+test "t" {
+    path write "Cargo.lock" => ask(lock);
+    path write "Cargo.lock" as role "maintainer" => allow;
+    path write "docs/a.md" => allow;
+}
+"#;
+
+#[test]
+fn clause_coverage_names_each_clause_outcome_never_seen_and_the_threshold_fails() {
+    let p = project(Some(POLICY));
+    let r = contextos(p.path(), &["test", "--coverage"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "project coverage: 2/3 rule(s) exercised (67%), 1/2 clause(s) seen both ways (50%)"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("clause unless path matches \"docs/secret/**\" of docs")
+            && r.stdout.contains("never seen holding"),
+        "{}",
+        r.stdout
+    );
+    let r = contextos(p.path(), &["test", "--coverage", "--threshold", "60"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("coverage below the threshold of 60%"));
+    let r = contextos(
+        p.path(),
+        &[
+            "--format",
+            "json",
+            "test",
+            "--coverage",
+            "--threshold",
+            "50",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!(j["coverage"]["clausePercent"], 50.0);
+    assert_eq!(j["coverage"]["clauses"][0]["seenTrue"], true);
+    assert_eq!(j["coverage"]["clauses"][0]["seenFalse"], true);
+    // A case that reaches the unless covers it: 100% of clauses.
+    let covered = POLICY.replace(
+        "    path write \"docs/a.md\" => allow;\n",
+        "    path write \"docs/a.md\" => allow;\n    path write \"docs/secret/a.md\" => allow;\n    path write \"never/x\" => deny(nothing);\n",
+    );
+    let p = project(Some(&covered));
+    let r = contextos(p.path(), &["test", "--coverage", "--threshold", "100"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    // --threshold needs --coverage.
+    assert_eq!(contextos(p.path(), &["test", "--threshold", "10"]).code, 2);
+}
