@@ -28,7 +28,7 @@ pub fn print(format: Format, r: &Report<'_>) {
             serde_json::to_string_pretty(&sarif(r)).unwrap_or_else(|_| "{}".into())
         ),
         Format::Github => github(r),
-        Format::Text => text(r),
+        Format::Text | Format::Junit => text(r),
     }
 }
 

@@ -62,3 +62,49 @@ fn clause_coverage_names_each_clause_outcome_never_seen_and_the_threshold_fails(
     // --threshold needs --coverage.
     assert_eq!(contextos(p.path(), &["test", "--threshold", "10"]).code, 2);
 }
+
+#[test]
+fn test_reports_junit_and_github_annotations() {
+    let failing = POLICY.replace("=> ask(lock);", "=> deny(lock);");
+    let p = project(Some(&failing));
+    let r = contextos(p.path(), &["--format", "junit", "test"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.starts_with("<?xml"), "{}", r.stdout);
+    assert!(r.stdout.trim_end().ends_with("</testsuites>"));
+    assert_eq!(
+        r.stdout.matches("<testsuite ").count(),
+        r.stdout.matches("</testsuite>").count()
+    );
+    assert!(
+        r.stdout
+            .contains("<testsuite name=\"project\" tests=\"3\" failures=\"1\""),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("name=\"t: path write &quot;Cargo.lock&quot; =&gt; deny(lock);\""),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("<failure message=\"expected: deny(lock)\">"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("actual:   ask(lock)</failure>"),
+        "{}",
+        r.stdout
+    );
+    let r = contextos(p.path(), &["--format", "github", "test"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains(
+            "::error file=.contextos/policies/main.policy,line=6,col=5,title=contextos test::"
+        ),
+        "{}",
+        r.stdout
+    );
+}

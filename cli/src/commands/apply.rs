@@ -264,7 +264,7 @@ fn report(
             "decisions": decisions,
             "diffs": diffs,
         })),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             for d in decisions {
                 if let RequestKind::Path(p) = &d.request.kind {
                     let why = d

@@ -46,7 +46,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
                 out.files.len()
             );
         }
-        Format::Text | Format::Sarif => {
+        Format::Text | Format::Sarif | Format::Junit => {
             output::eprint_diagnostics(&out, true);
             outln!(
                 "checked {} file(s), {rules} rule(s): {errors} error(s), {warnings} warning(s)",

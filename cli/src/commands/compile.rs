@@ -140,7 +140,7 @@ fn compile_run(
                     None
                 },
             })),
-            Format::Text | Format::Github | Format::Sarif => {
+            Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                 for (path, diff) in &diffs {
                     if args.diff {
                         outln!("{diff}");
@@ -210,7 +210,9 @@ fn compile_run(
             Format::Json => output::print_json(
                 serde_json::json!({"written": [], "deleted": [], "inSync": true}),
             ),
-            Format::Text | Format::Github | Format::Sarif => outln!("in sync: nothing to write"),
+            Format::Text | Format::Github | Format::Sarif | Format::Junit => {
+                outln!("in sync: nothing to write")
+            }
         }
         return Ok(Exit::Ok);
     }
@@ -249,7 +251,7 @@ fn compile_run(
             "deleted": plan.deletes,
             "lossy": emitted.lossy,
         })),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             for (p, _) in &plan.writes {
                 outln!("wrote {p}");
             }
@@ -320,7 +322,7 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> Result<Exit, CliE
             "inSync": drift.is_empty(),
             "drift": drift.iter().map(drift_json).collect::<Vec<_>>(),
         })),
-        Format::Text | Format::Sarif => {
+        Format::Text | Format::Sarif | Format::Junit => {
             for d in drift {
                 outln!("{}: {} ({})", d.class.as_str(), d.path, d.detail);
             }

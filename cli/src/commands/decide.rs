@@ -217,7 +217,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
                     serde_json::to_value(&d).unwrap_or_default(),
                     trace.as_ref(),
                 )),
-                Format::Text | Format::Github | Format::Sarif => {
+                Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                     print_shell(&d, explain);
                     if let Some(t) = &trace {
                         print_trace(t);
@@ -327,7 +327,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
                     serde_json::to_value(&d).unwrap_or_default(),
                     trace.as_ref(),
                 )),
-                Format::Text | Format::Github | Format::Sarif => {
+                Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                     print_decision(&d, explain, "");
                     if let Some(t) = &trace {
                         print_trace(t);
@@ -485,7 +485,7 @@ fn batch(ctx: &Context, set: &PolicySet, from: &str, explain: bool) -> Result<Ex
         match ctx.format {
             Format::Json if many => output::print_json_line(json),
             Format::Json => output::print_json(json),
-            Format::Text | Format::Github | Format::Sarif => text(),
+            Format::Text | Format::Github | Format::Sarif | Format::Junit => text(),
         }
     }
     Ok(strongest.map_or(Exit::Ok, Exit::of))

@@ -79,7 +79,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
             "formatted": if args.check { Vec::new() } else { names.clone() },
             "ok": !broken && (!args.check || names.is_empty()),
         })),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             for name in &names {
                 if args.check {
                     outln!("would reformat {name}");

@@ -137,7 +137,7 @@ pub fn run(ctx: &Context, args: &GateArgs) -> Result<Exit, CliError> {
                 "name": c.name, "exitCode": c.code.code(), "details": c.lines,
             })).collect::<Vec<_>>(),
         })),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             for c in &checks {
                 outln!(
                     "{} {}",

@@ -57,7 +57,7 @@ mod imp {
                 "binary": out.binary.as_ref().map(|b| b.display().to_string()),
                 "warnings": out.warnings,
             })),
-            Format::Text | Format::Github | Format::Sarif => {
+            Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                 use githook::Action::*;
                 let line = match out.action {
                 Created => format!("created {hook} running `contextos scan --staged --enforce`"),

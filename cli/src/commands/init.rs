@@ -268,7 +268,7 @@ mod imp {
                 "steps": report.iter().map(|s| serde_json::json!({"what": s.what, "done": s.done})).collect::<Vec<_>>(),
                 "next": next,
             })),
-            Format::Text | Format::Github | Format::Sarif => {
+            Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                 outln!("ContextOS set up in {}", root.display());
                 outln!("agents:");
                 for (a, why) in &chosen {

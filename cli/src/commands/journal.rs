@@ -45,7 +45,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
         Format::Json => output::print_json(
             serde_json::json!({ "recovered": recovered, "transactions": pending }),
         ),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             if pending.is_empty() {
                 outln!("the journal is empty");
             }

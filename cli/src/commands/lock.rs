@@ -23,12 +23,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     let st = status(&project.root)?;
     match ctx.format {
         Format::Json => output::print_json(serde_json::to_value(&st).unwrap_or_default()),
-        Format::Text | Format::Github | Format::Sarif => match (&st.held, &st.state) {
-            (true, Some(s)) => outln!("held by {s}, token {}", s.token),
-            (true, None) => outln!("held (no holder recorded yet)"),
-            (false, Some(s)) => outln!("free; last held by {s}"),
-            (false, None) => outln!("free; never taken"),
-        },
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
+            match (&st.held, &st.state) {
+                (true, Some(s)) => outln!("held by {s}, token {}", s.token),
+                (true, None) => outln!("held (no holder recorded yet)"),
+                (false, Some(s)) => outln!("free; last held by {s}"),
+                (false, None) => outln!("free; never taken"),
+            }
+        }
     }
     Ok(Exit::Ok)
 }

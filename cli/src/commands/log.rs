@@ -51,7 +51,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
             let records = decision_log::tail(&dir, *lines)?;
             match ctx.format {
                 Format::Json => output::print_json(serde_json::json!({ "records": records })),
-                Format::Text | Format::Github | Format::Sarif => {
+                Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                     for r in &records {
                         outln!("{}", tail_line(r));
                     }
@@ -69,7 +69,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
                     "session": session,
                     "records": records,
                 })),
-                Format::Text | Format::Github | Format::Sarif => {
+                Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                     if records.is_empty() {
                         outln!("no records for session {session}");
                     }
@@ -88,7 +88,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
             let n = decision_log::reseal(&dir, &LogOptions::default())?;
             match ctx.format {
                 Format::Json => output::print_json(serde_json::json!({ "resealed": n })),
-                Format::Text | Format::Github | Format::Sarif => {
+                Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                     outln!("resealed the decision log head at record {n}");
                 }
             }
@@ -149,7 +149,7 @@ fn verify(ctx: &Context, dir: &std::path::Path, anchors: &[String]) -> Result<Ex
                 "head": head,
             }));
         }
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             for p in &report.problems {
                 outln!("problem: {p}");
             }

@@ -184,7 +184,7 @@ fn keygen(ctx: &Context, out: &Path) -> Result<Exit, CliError> {
         Format::Json => output::print_json(serde_json::json!({
             "keyId": id, "secretKey": out, "publicKey": pub_path,
         })),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             outln!("key id {id}");
             outln!("secret key: {} (keep it off the repository)", out.display());
             outln!("public key: {}", pub_path.display());
@@ -278,7 +278,7 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> Result<Exi
     }
     match ctx.format {
         Format::Json => output::print_json(serde_json::to_value(&file).unwrap_or_default()),
-        Format::Text | Format::Github | Format::Sarif => outln!(
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => outln!(
             "signed {} {} (sequence {sequence}) with key {}\ndigest {digest}",
             m.name,
             m.version,
@@ -364,7 +364,7 @@ fn verify(ctx: &Context, strict: bool) -> Result<Exit, CliError> {
             "plugins": checked.iter().map(checked_json).collect::<Vec<_>>(),
             "refused": refused,
         })),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             if checked.is_empty() {
                 outln!("no plugins are pinned ({PINS_FILE})");
             }
@@ -791,7 +791,7 @@ fn add(
             Format::Json => output::print_json(serde_json::json!({
                 "plugin": checked_json(&checked), "installed": false,
             })),
-            Format::Text | Format::Github | Format::Sarif => {
+            Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                 print_checked(&checked);
                 if checked.allowed() {
                     outln!("dry run: nothing installed");
@@ -852,7 +852,7 @@ fn add(
         Format::Json => output::print_json(serde_json::json!({
             "plugin": checked_json(&installed), "installed": true,
         })),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             print_checked(&installed);
             outln!(
                 "installed into {PACKS_DIR}/{} and pinned in {PINS_FILE}",

@@ -59,7 +59,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     }
     match ctx.format {
         Format::Json => output::print_json(serde_json::to_value(&answer).unwrap_or_default()),
-        Format::Text | Format::Github | Format::Sarif => print(&answer, args),
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => print(&answer, args),
     }
     Ok(Exit::Ok)
 }

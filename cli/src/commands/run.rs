@@ -173,7 +173,7 @@ mod imp {
         fn emit(&self, ctx: &Context, code: Exit) -> Exit {
             match ctx.format {
                 Format::Json => output::print_json(serde_json::to_value(self).unwrap_or_default()),
-                Format::Text | Format::Github | Format::Sarif => {
+                Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                     for w in &self.warnings {
                         eprintln!("warning: {w}");
                     }

@@ -142,6 +142,73 @@ pub fn failure_lines(c: &CaseResult) -> Vec<String> {
     out
 }
 
+/// XML text and attribute escaping.
+fn xml(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '&' => "&amp;".to_string(),
+            '<' => "&lt;".to_string(),
+            '>' => "&gt;".to_string(),
+            '"' => "&quot;".to_string(),
+            '\'' => "&apos;".to_string(),
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => " ".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// The layered results as JUnit XML: one `testsuite` per layer, one `testcase` per case
+/// (named by its test block and case text, classed by its location), a `failure` with
+/// what was expected and decided; a layer that could not compile is an `error`.
+fn junit(l: &Layered) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out.push_str(&format!(
+        "<testsuites name=\"contextos test\" tests=\"{}\" failures=\"{}\">\n",
+        l.cases().count(),
+        l.failed()
+    ));
+    for r in &l.runs {
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+            xml(&r.label),
+            r.report.cases.len(),
+            r.report.failed,
+            usize::from(r.error.is_some())
+        ));
+        if let Some(e) = &r.error {
+            out.push_str(&format!(
+                "    <testcase name=\"{} layer\" classname=\"{}\"><error message=\"{}\"/></testcase>\n",
+                xml(&r.label),
+                xml(&r.label),
+                xml(e)
+            ));
+        }
+        for c in &r.report.cases {
+            out.push_str(&format!(
+                "    <testcase name=\"{}: {}\" classname=\"{}\" file=\"{}\" line=\"{}\"",
+                xml(&c.test),
+                xml(&c.case),
+                xml(&c.origin.file),
+                xml(&c.origin.file),
+                c.origin.line
+            ));
+            if c.passed {
+                out.push_str("/>\n");
+            } else {
+                let lines = failure_lines(c);
+                out.push_str(&format!(
+                    ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
+                    xml(lines.first().map_or("", String::as_str)),
+                    xml(&format!("{}\n{}", c.origin, lines.join("\n")))
+                ));
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>");
+    out
+}
+
 fn layer_header(r: &LayerRun) -> String {
     let against = match r.layer {
         contextos_engine::Layer::Stdlib => "the stdlib alone".to_string(),
@@ -206,6 +273,7 @@ pub fn run(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError>
                 }))
             } else { None },
         })),
+        Format::Junit => outln!("{}", junit(&l)),
         Format::Text | Format::Github | Format::Sarif => {
             for r in &l.runs {
                 outln!("{}", layer_header(r));
@@ -219,6 +287,19 @@ pub fn run(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError>
                         outln!("FAIL {}  [{}] {}", c.origin, c.test, c.case);
                         for line in failure_lines(c) {
                             outln!("     {line}");
+                        }
+                        if ctx.format == Format::Github {
+                            outln!(
+                                "::error file={},line={},col={},title=contextos test::{}",
+                                output::escape_property(&c.origin.file),
+                                c.origin.line,
+                                c.origin.col,
+                                output::escape_data(&format!(
+                                    "{} ({})",
+                                    c.case,
+                                    failure_lines(c).join("; ")
+                                ))
+                            );
                         }
                     }
                 }

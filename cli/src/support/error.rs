@@ -164,7 +164,7 @@ impl CliError {
     pub fn report(&self, format: Format) {
         match format {
             Format::Json => output::print_json(self.json()),
-            Format::Text | Format::Github | Format::Sarif => {
+            Format::Text | Format::Github | Format::Sarif | Format::Junit => {
                 let colour =
                     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
                 let theme = if colour {

@@ -11,4 +11,6 @@ pub enum Format {
     Github,
     /// SARIF 2.1.0 (`scan`); plain text elsewhere.
     Sarif,
+    /// JUnit XML (`test`); plain text elsewhere.
+    Junit,
 }

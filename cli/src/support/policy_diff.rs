@@ -302,7 +302,7 @@ pub fn json(from: &Side, to: &Side, sections: &[Section]) -> serde_json::Value {
 pub fn report(format: Format, from: &Side, to: &Side, sections: &[Section]) -> Exit {
     match format {
         Format::Json => output::print_json(json(from, to, sections)),
-        Format::Text | Format::Github | Format::Sarif => {
+        Format::Text | Format::Github | Format::Sarif | Format::Junit => {
             outln!("policy diff {} -> {}", from.label(), to.label());
             for l in lines(sections, "") {
                 outln!("{l}");
