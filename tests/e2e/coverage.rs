@@ -108,3 +108,62 @@ fn test_reports_junit_and_github_annotations() {
         r.stdout
     );
 }
+
+#[test]
+fn test_watch_runs_again_when_a_policy_changes() {
+    use std::io::BufRead as _;
+    use std::time::{Duration, Instant};
+    let p = project(Some(POLICY));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_contextos"))
+        .arg("--project")
+        .arg(p.path())
+        .args(["test", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut seen = Vec::new();
+        while Instant::now() < deadline {
+            if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+                if l.contains(what) {
+                    return seen;
+                }
+                seen.push(l);
+            }
+        }
+        panic!("no line containing {what:?} within 60 s; saw {seen:?}");
+    };
+    let first = wait_for("watching the policies");
+    assert!(
+        first.iter().any(|l| l.contains(" passed, 0 failed")),
+        "{first:?}"
+    );
+    // Break a case: the next run fails it.
+    std::fs::write(
+        p.path().join(".contextos/policies/main.policy"),
+        POLICY.replace("=> ask(lock);", "=> deny(lock);"),
+    )
+    .unwrap();
+    wait_for("policies changed");
+    let second = wait_for("watching the policies");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        second.iter().any(|l| l.contains(" passed, 1 failed")),
+        "{second:?}"
+    );
+}

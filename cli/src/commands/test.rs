@@ -23,6 +23,49 @@ pub struct Args {
     /// not holding.
     #[arg(long, value_name = "PCT", requires = "coverage", value_parser = clap::value_parser!(u8).range(0..=100))]
     threshold: Option<u8>,
+    /// Run again whenever a policy file or contextos.toml changes (until interrupted).
+    #[arg(long)]
+    watch: bool,
+}
+
+/// What `--watch` looks at: every policy file with its modification time and size, and
+/// the configuration; a file added or removed changes the list itself.
+fn fingerprint(ctx: &crate::support::Context) -> Vec<(String, Option<std::time::SystemTime>, u64)> {
+    let mut out = Vec::new();
+    let Ok(project) = ctx.project() else {
+        return out;
+    };
+    let mut files: Vec<(String, std::path::PathBuf)> = project.policy_files().unwrap_or_default();
+    files.push(("contextos.toml".into(), project.root.join("contextos.toml")));
+    for (name, path) in files {
+        let meta = std::fs::metadata(&path).ok();
+        out.push((
+            name,
+            meta.as_ref().and_then(|m| m.modified().ok()),
+            meta.map_or(0, |m| m.len()),
+        ));
+    }
+    out
+}
+
+/// `--watch`: runs, then re-runs on every change, until the process is interrupted.
+fn watch(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError> {
+    let mut seen = fingerprint(ctx);
+    loop {
+        if let Err(e) = once(ctx, args) {
+            e.report(ctx.format);
+        }
+        outln!("watching the policies for changes (Ctrl-C to stop)");
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            let now = fingerprint(ctx);
+            if now != seen {
+                seen = now;
+                break;
+            }
+        }
+        outln!("policies changed: running the tests again");
+    }
 }
 
 /// Percent of `part` in `whole`; 100 for nothing to cover.
@@ -222,6 +265,13 @@ fn layer_header(r: &LayerRun) -> String {
 }
 
 pub fn run(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError> {
+    if args.watch {
+        return watch(ctx, args);
+    }
+    once(ctx, args)
+}
+
+fn once(ctx: &crate::support::Context, args: &Args) -> Result<Exit, CliError> {
     let project = ctx.project()?;
     let l = layered(&project, args.filter.as_deref())?;
     let uncovered = l.uncovered();
