@@ -53,7 +53,14 @@ pub fn load_cached(project: &Project) -> Result<PolicySet, CliError> {
     let user_key = UserKey::load_or_create_default();
     match policy_cache::load(project, user_key.as_ref())? {
         Loaded::Ready { set, .. } => Ok(set),
-        Loaded::Invalid(out) => Err(CliError::policy_invalid(&out, "nothing can be decided")),
+        Loaded::Invalid(out) => {
+            // A tampered pack may be what does not compile: verifying the packs against
+            // the project's own policies first names the refusal instead.
+            if project.has_plugins()? {
+                project.sources()?;
+            }
+            Err(CliError::policy_invalid(&out, "nothing can be decided"))
+        }
     }
 }
 
