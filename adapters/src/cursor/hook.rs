@@ -5,7 +5,7 @@
 
 use crate::protocol::answer::{non_empty, to_line, Decision};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
     args_object, edit, glob_reads, loose_str, observed, opt_owned, path, paths_from, perr, req_str,
     shell, text_of, Obj,
@@ -49,20 +49,19 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         ),
         "beforeMCPExecution" => {
             let tool = req_str(obj, "tool_name", &label)?;
-            let server = opt_owned(obj, "mcp_server_name", &label)?;
-            let args = match obj.get("tool_input") {
-                // Cursor sends the arguments as a JSON string.
-                Some(serde_json::Value::String(t)) => serde_json::from_str(t).ok(),
-                Some(v) => Some(v.clone()),
-                None => None,
-            };
-            let mcp = Action::Mcp {
-                server,
-                tool: tool.to_owned(),
-                args,
-            };
-            (tool.to_owned(), vec![mcp], true, false)
+            (tool.to_owned(), vec![cursor_mcp(obj, tool, &label)?], true, false)
         }
+        // The result of an MCP call: observed for the session's taint, by the same server
+        // identification as the call.
+        "afterMCPExecution" => match loose_str(obj, "tool_name") {
+            Some(tool) => {
+                let actions = cursor_mcp(obj, &tool, &label)
+                    .map(|a| vec![a])
+                    .unwrap_or_default();
+                (tool, actions, false, true)
+            }
+            None => (event.clone(), Vec::new(), false, true),
+        },
         // `ask` is reportedly not honoured on preToolUse: deny instead.
         "preToolUse" => {
             let tool = req_str(obj, "tool_name", &label)?;
@@ -156,14 +155,45 @@ fn cursor_tool_actions(tool: &str, input: &Obj, label: &str) -> Result<Vec<Actio
             }
             v
         }
+        // The name carries no server: its arguments are judged here, the server in the
+        // call's `beforeMCPExecution`, which says how the server is started.
         t => match t.strip_prefix("MCP:") {
             Some(name) if !name.is_empty() => vec![Action::Mcp {
                 server: None,
                 tool: name.to_owned(),
                 args: Some(serde_json::Value::Object(input.clone())),
+                endpoint: McpEndpoint::JudgedElsewhere,
             }],
             _ => Vec::new(),
         },
+    })
+}
+
+/// The MCP call of a `beforeMCPExecution` / `afterMCPExecution` payload. Cursor documents
+/// the server only by how it runs — `command` for a stdio server, `url` for a remote one —
+/// so that is kept for the hook to find the project's definition it belongs to; a
+/// `mcp_server_name`, where a version sends one, is kept too.
+fn cursor_mcp(obj: &Obj, tool: &str, label: &str) -> Result<Action, ProtocolError> {
+    let server = opt_owned(obj, "mcp_server_name", label)?;
+    let args = match obj.get("tool_input") {
+        // Cursor sends the arguments as a JSON string.
+        Some(Value::String(t)) => serde_json::from_str(t).ok(),
+        Some(v) => Some(v.clone()),
+        None => None,
+    };
+    let endpoint = match (
+        opt_owned(obj, "command", label)?,
+        opt_owned(obj, "url", label)?,
+    ) {
+        (Some(c), _) => McpEndpoint::Command(c),
+        (None, Some(u)) => McpEndpoint::Url(u),
+        (None, None) => McpEndpoint::Named,
+    };
+    Ok(Action::Mcp {
+        server,
+        tool: tool.to_owned(),
+        args,
+        endpoint,
     })
 }
 

@@ -4,7 +4,8 @@
 //! trusted, its definition against the pin).
 
 use crate::project::Project;
-use crate::support::mcp_pins::Pins;
+use crate::support::mcp_pins::{Catalog, Pins};
+use contextos_engine::emit::{wiring, McpEndpoint};
 use contextos_engine::{McpRequest, NetOp, NetRequest, PolicySet};
 
 /// The secret detectors of the policy set, for `net.carries` and `mcp.carries`; prepared
@@ -111,8 +112,12 @@ pub struct McpFacts {
     listed: Vec<String>,
     trusted: Vec<String>,
     pins: Result<Pins, String>,
-    root: std::path::PathBuf,
+    catalog: Catalog,
 }
+
+/// The file Cursor reads its project MCP servers from, where a server Cursor names only by
+/// its command line or URL is looked up first.
+const CURSOR_MCP_FILE: &str = ".cursor/mcp.json";
 
 impl McpFacts {
     pub fn new(project: &Project) -> McpFacts {
@@ -120,21 +125,58 @@ impl McpFacts {
             listed: project.config.mcp.servers.clone(),
             trusted: project.config.mcp.trusted.clone(),
             pins: Pins::load(&project.root).map_err(|e| e.to_string()),
-            root: project.root.clone(),
+            catalog: Catalog::read(&project.root),
         }
     }
 
     /// ContextOS's own server is always listed and trusted: it decides its own tools.
     fn own(server: &str) -> bool {
-        server == contextos_engine::emit::wiring::MCP_SERVER
+        server == wiring::MCP_SERVER
     }
 
     pub fn trusted(&self, server: &str) -> bool {
         Self::own(server) || self.trusted.iter().any(|s| s == server)
     }
 
-    /// The `mcp` request for a call. A pin file that cannot be read counts every listed
-    /// server as changed (refused), never as pinned.
+    /// The server a call names, or the one the project defines with the command line or
+    /// URL the agent reports; `None` when neither tells.
+    pub fn server_of(&self, server: Option<&str>, endpoint: &McpEndpoint) -> Option<String> {
+        if let Some(s) = server.filter(|s| !s.is_empty()) {
+            return Some(s.to_string());
+        }
+        match endpoint {
+            McpEndpoint::Command(line) | McpEndpoint::Url(line) => {
+                self.catalog.identify(line, CURSOR_MCP_FILE)
+            }
+            McpEndpoint::Named | McpEndpoint::JudgedElsewhere => None,
+        }
+    }
+
+    /// The state of ContextOS's own server: pinned while every project file defines it as
+    /// `compile` writes it (`contextos mcp`); any other definition under its name is judged
+    /// against an approval like any server's, so the name cannot smuggle in a program.
+    fn own_state(&self) -> String {
+        let as_compiled = self.catalog.of(wiring::MCP_SERVER).iter().all(|(_, d)| {
+            d.command == wiring::MCP_COMMAND
+                && d.args == wiring::MCP_ARGS
+                && d.is_plain_stdio()
+        });
+        if as_compiled && self.catalog.unreadable.is_empty() {
+            "pinned".to_string()
+        } else {
+            self.pinned_state(wiring::MCP_SERVER)
+        }
+    }
+
+    fn pinned_state(&self, server: &str) -> String {
+        match &self.pins {
+            Ok(p) => p.state_in(&self.catalog, server).to_string(),
+            Err(_) => "changed".to_string(),
+        }
+    }
+
+    /// The `mcp` request for a call. An approval file that cannot be read counts every
+    /// listed server as changed (refused), never as pinned.
     pub fn request(
         &self,
         server: &str,
@@ -144,14 +186,11 @@ impl McpFacts {
     ) -> McpRequest {
         let listed = Self::own(server) || self.listed.iter().any(|s| s == server);
         let definition = if Self::own(server) {
-            "pinned".to_string()
+            self.own_state()
         } else if !listed {
             String::new()
         } else {
-            match &self.pins {
-                Ok(p) => p.state(&self.root, server).to_string(),
-                Err(_) => "changed".to_string(),
-            }
+            self.pinned_state(server)
         };
         McpRequest {
             server: server.to_string(),

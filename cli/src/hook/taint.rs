@@ -6,7 +6,7 @@
 //! Only a person clears taint: `contextos session clear` is denied to agents by the
 //! stdlib (`std-exec-governance-commands`).
 
-use contextos_engine::emit::Action;
+use contextos_engine::emit::{Action, McpEndpoint};
 use contextos_engine::{PolicySet, Request, RequestKind, Session};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -223,6 +223,7 @@ pub fn sources(
     actions: &[Action],
     shell_parts: &[Request],
     read_paths: &[String],
+    mcp_servers: &[Option<String>],
     trusted_server: &dyn Fn(&str) -> bool,
 ) -> Vec<String> {
     let untrusted = matcher(set, "untrusted_reads");
@@ -234,6 +235,7 @@ pub fn sources(
             out.push(s);
         }
     };
+    let mut servers = mcp_servers.iter();
     for a in actions {
         match a {
             Action::Fetch { url } => {
@@ -243,10 +245,14 @@ pub fn sources(
                 }
             }
             Action::Search { .. } => add("search".into()),
-            Action::Mcp { server, .. } => {
-                let server = server.as_deref().unwrap_or("");
-                if !trusted_server(server) {
-                    add(format!("mcp:{server}"));
+            Action::Mcp { endpoint, .. } => {
+                let server = servers.next().cloned().flatten();
+                match server {
+                    Some(s) if trusted_server(&s) => {}
+                    Some(s) => add(format!("mcp:{s}")),
+                    // The call's other event names the server and records its result.
+                    None if *endpoint == McpEndpoint::JudgedElsewhere => {}
+                    None => add("mcp:?".into()),
                 }
             }
             Action::Shell { .. } | Action::PowerShell { .. } | Action::Path { .. } => {}
@@ -295,9 +301,14 @@ pub fn of_judgement(
     j: &crate::hook::judge::Judgement,
     mcp: &crate::hook::egress::McpFacts,
 ) -> Vec<String> {
-    sources(set, actions, &j.shell_requests, &j.read_paths, &|s| {
-        mcp.trusted(s)
-    })
+    sources(
+        set,
+        actions,
+        &j.shell_requests,
+        &j.read_paths,
+        &j.mcp_servers,
+        &|s| mcp.trusted(s),
+    )
 }
 
 fn is_loopback(host: &str) -> bool {
