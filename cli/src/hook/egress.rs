@@ -204,6 +204,28 @@ impl McpFacts {
     }
 }
 
+/// The keys under which MCP tools take the page they fetch or navigate to (`fetch`,
+/// `browser_navigate`, `puppeteer_navigate`, …).
+const URL_KEYS: &[&str] = &["url", "uri", "href", "link", "target_url", "page_url"];
+
+/// The web addresses an MCP call's arguments hand to the server to fetch or open: the
+/// call reaches them through the server, as a `net fetch` would.
+pub fn mcp_urls(args: Option<&serde_json::Value>) -> Vec<String> {
+    let Some(obj) = args.and_then(serde_json::Value::as_object) else {
+        return Vec::new();
+    };
+    URL_KEYS
+        .iter()
+        .filter_map(|k| obj.get(*k).and_then(serde_json::Value::as_str))
+        .map(str::trim)
+        .filter(|u| {
+            let l = u.to_ascii_lowercase();
+            l.starts_with("http://") || l.starts_with("https://")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 /// The `net` request of a web fetch by an agent tool.
 pub fn fetch(tool: &str, url: &str, carries: Vec<String>) -> NetRequest {
     NetRequest {

@@ -402,6 +402,15 @@ pub fn judge(
                 args,
                 endpoint,
             } => {
+                // A page the server fetches for the call is reached as a web fetch is.
+                for url in egress::mcp_urls(args.as_ref()) {
+                    let req = egress::fetch(tool, &url, scope.secrets.carries(&url));
+                    let d = set.decide(
+                        &scope.request(Request::new(RequestKind::Net(req))),
+                        EvalOptions::default(),
+                    );
+                    parts.push(part_of(set, &d, false));
+                }
                 let args = args
                     .as_ref()
                     .map(serde_json::Value::to_string)
