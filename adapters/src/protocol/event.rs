@@ -38,6 +38,10 @@ pub enum McpEndpoint {
     Command(String),
     /// The server is reached at this URL (Cursor `beforeMCPExecution` `url`).
     Url(String),
+    /// The tool name is the server's name, `-`, and the tool's (GitHub Copilot CLI:
+    /// `github-mcp-server-get_issue`); server names may hold `-` too, so the hook splits it
+    /// at the longest server name it knows.
+    Prefixed,
     /// The event names no server, and another event of the same call does (Cursor
     /// `preToolUse` `MCP:<tool>`, judged again in `beforeMCPExecution`): only what does not
     /// depend on the server is judged here.

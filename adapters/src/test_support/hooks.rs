@@ -74,6 +74,7 @@ fn action(v: &Value) -> Action {
             (Some(c), _) => McpEndpoint::Command(c),
             (_, Some(u)) => McpEndpoint::Url(u),
             _ if v["elsewhere"].as_bool() == Some(true) => McpEndpoint::JudgedElsewhere,
+            _ if v["prefixed"].as_bool() == Some(true) => McpEndpoint::Prefixed,
             _ => McpEndpoint::Named,
         };
         return Action::Mcp {

@@ -139,16 +139,42 @@ impl McpFacts {
     }
 
     /// The server a call names, or the one the project defines with the command line or
-    /// URL the agent reports; `None` when neither tells.
-    pub fn server_of(&self, server: Option<&str>, endpoint: &McpEndpoint) -> Option<String> {
+    /// URL the agent reports, or whose name prefixes the tool's; `None` when nothing
+    /// tells. With it, the tool's own name.
+    pub fn resolve(
+        &self,
+        server: Option<&str>,
+        tool: &str,
+        endpoint: &McpEndpoint,
+    ) -> (Option<String>, String) {
         if let Some(s) = server.filter(|s| !s.is_empty()) {
-            return Some(s.to_string());
+            return (Some(s.to_string()), tool.to_string());
         }
         match endpoint {
-            McpEndpoint::Command(line) | McpEndpoint::Url(line) => {
-                self.catalog.identify(line, CURSOR_MCP_FILE)
+            McpEndpoint::Command(line) | McpEndpoint::Url(line) => (
+                self.catalog.identify(line, CURSOR_MCP_FILE),
+                tool.to_string(),
+            ),
+            McpEndpoint::Prefixed => {
+                let known = self
+                    .listed
+                    .iter()
+                    .map(String::as_str)
+                    .chain(self.catalog.defs.iter().map(|(_, n, _)| n.as_str()))
+                    .chain([wiring::MCP_SERVER]);
+                let best = known
+                    .filter(|s| {
+                        tool.strip_prefix(*s)
+                            .and_then(|r| r.strip_prefix('-'))
+                            .is_some_and(|t| !t.is_empty())
+                    })
+                    .max_by_key(|s| s.len());
+                match best {
+                    Some(s) => (Some(s.to_string()), tool[s.len() + 1..].to_string()),
+                    None => (None, tool.to_string()),
+                }
             }
-            McpEndpoint::Named | McpEndpoint::JudgedElsewhere => None,
+            McpEndpoint::Named | McpEndpoint::JudgedElsewhere => (None, tool.to_string()),
         }
     }
 

@@ -416,7 +416,8 @@ pub fn judge(
                     .map(serde_json::Value::to_string)
                     .unwrap_or_default();
                 let carries = scope.secrets.carries(&args);
-                let named = scope.mcp.server_of(server.as_deref(), endpoint);
+                let (named, tool) = scope.mcp.resolve(server.as_deref(), tool, endpoint);
+                let tool = tool.as_str();
                 mcp_servers.push(named.clone());
                 // Cursor's `preToolUse` names no server, and the same call's
                 // `beforeMCPExecution` judges it: here only what the arguments carry.
