@@ -423,7 +423,7 @@ pub fn judge(
                 // `beforeMCPExecution` judges it: here only what the arguments carry.
                 if *endpoint == McpEndpoint::JudgedElsewhere && named.is_none() {
                     if !carries.is_empty() {
-                        let req = scope.mcp.request("", tool, &args, carries);
+                        let req = scope.mcp.request("?", tool, &args, carries);
                         let d = set.decide(
                             &scope.request(Request::new(RequestKind::Mcp(req))),
                             EvalOptions::default(),
