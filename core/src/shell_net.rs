@@ -164,7 +164,11 @@ fn expanded_names(line: &str) -> Vec<&str> {
             i += 1;
             continue;
         }
-        let start = if b.get(i + 1) == Some(&b'{') { i + 2 } else { i + 1 };
+        let start = if b.get(i + 1) == Some(&b'{') {
+            i + 2
+        } else {
+            i + 1
+        };
         let mut end = start;
         while end < b.len() && (b[end].is_ascii_alphanumeric() || b[end] == b'_') {
             end += 1;

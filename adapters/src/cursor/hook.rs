@@ -49,7 +49,12 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         ),
         "beforeMCPExecution" => {
             let tool = req_str(obj, "tool_name", &label)?;
-            (tool.to_owned(), vec![cursor_mcp(obj, tool, &label)?], true, false)
+            (
+                tool.to_owned(),
+                vec![cursor_mcp(obj, tool, &label)?],
+                true,
+                false,
+            )
         }
         // The result of an MCP call: observed for the session's taint, by the same server
         // identification as the call.

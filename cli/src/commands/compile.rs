@@ -337,4 +337,3 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> Result<Exit, CliE
         Ok(Exit::Findings)
     }
 }
-

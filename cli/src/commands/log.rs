@@ -201,7 +201,10 @@ fn timeline_line(r: &LoggedRecord, tainted: bool) -> String {
         return format!("{} TAINT  {:<18} {}", r.time, r.tool, sources.join(", "));
     }
     if r.verdict == "taint-cleared" {
-        return format!("{} CLEAR  {:<18} taint cleared by a person", r.time, r.event);
+        return format!(
+            "{} CLEAR  {:<18} taint cleared by a person",
+            r.time, r.event
+        );
     }
     let actions = r
         .request

@@ -183,9 +183,7 @@ impl McpFacts {
     /// against an approval like any server's, so the name cannot smuggle in a program.
     fn own_state(&self) -> String {
         let as_compiled = self.catalog.of(wiring::MCP_SERVER).iter().all(|(_, d)| {
-            d.command == wiring::MCP_COMMAND
-                && d.args == wiring::MCP_ARGS
-                && d.is_plain_stdio()
+            d.command == wiring::MCP_COMMAND && d.args == wiring::MCP_ARGS && d.is_plain_stdio()
         });
         if as_compiled && self.catalog.unreadable.is_empty() {
             "pinned".to_string()

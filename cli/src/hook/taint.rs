@@ -483,7 +483,9 @@ mod tests {
         assert!(!file_of(root, "clean").exists());
         assert!(!file_of(root, &format!("flood-{}", MAX_SESSIONS - 1)).exists());
         assert!(file_of(root, "flood-0").exists());
-        let left = std::fs::read_dir(root.join(AGENT_SESSIONS_DIR)).unwrap().count();
+        let left = std::fs::read_dir(root.join(AGENT_SESSIONS_DIR))
+            .unwrap()
+            .count();
         assert_eq!(left, MAX_SESSIONS);
     }
 

@@ -97,7 +97,9 @@ impl Definition {
         words.extend(self.args.iter().map(String::as_str));
         let joined = words.join(" ");
         line == joined
-            || line.split_whitespace().eq(words.iter().flat_map(|w| w.split_whitespace()))
+            || line
+                .split_whitespace()
+                .eq(words.iter().flat_map(|w| w.split_whitespace()))
             || (self.args.is_empty() && line == self.command)
     }
 }
@@ -116,7 +118,12 @@ fn canonical(v: &Value, depth: usize) -> Value {
                     Value::Object(h) if depth == 0 && NAMES_ONLY.contains(&k.as_str()) => {
                         let mut names: Vec<&String> = h.keys().collect();
                         names.sort();
-                        Value::Array(names.into_iter().map(|n| Value::String(n.clone())).collect())
+                        Value::Array(
+                            names
+                                .into_iter()
+                                .map(|n| Value::String(n.clone()))
+                                .collect(),
+                        )
                     }
                     other => canonical(other, depth + 1),
                 };
@@ -172,8 +179,11 @@ impl Catalog {
                     continue;
                 };
                 for (name, def) in servers {
-                    cat.defs
-                        .push(((*file).to_string(), name.clone(), Definition::from_json(def)));
+                    cat.defs.push((
+                        (*file).to_string(),
+                        name.clone(),
+                        Definition::from_json(def),
+                    ));
                 }
             }
         }
@@ -346,7 +356,9 @@ mod tests {
         write(
             root,
             ".cursor/mcp.json",
-            &server(r#"{"headers":{"Authorization":"Bearer b"},"env":{"TOKEN":"a"},"args":["-y","build-mcp@1.2.0"],"command":"npx"}"#),
+            &server(
+                r#"{"headers":{"Authorization":"Bearer b"},"env":{"TOKEN":"a"},"args":["-y","build-mcp@1.2.0"],"command":"npx"}"#,
+            ),
         );
         assert_eq!(pins.state(root, "build"), "pinned");
         let changes = [
@@ -373,11 +385,16 @@ mod tests {
         );
         assert_eq!(pins.state(root, "build"), "changed");
         assert!(pins.pin(root, "build", "approve"));
-        for extra in ["env_vars = [\"HOME\", \"AWS_SECRET_ACCESS_KEY\"]", "env_vars = [\"HOME\"]\nbearer_token_env_var = \"GH\""] {
+        for extra in [
+            "env_vars = [\"HOME\", \"AWS_SECRET_ACCESS_KEY\"]",
+            "env_vars = [\"HOME\"]\nbearer_token_env_var = \"GH\"",
+        ] {
             write(
                 root,
                 ".codex/config.toml",
-                &format!("[mcp_servers.build]\ncommand = \"npx\"\nargs = [\"build-mcp@1\"]\n{extra}\n"),
+                &format!(
+                    "[mcp_servers.build]\ncommand = \"npx\"\nargs = [\"build-mcp@1\"]\n{extra}\n"
+                ),
             );
             assert_eq!(pins.state(root, "build"), "changed", "{extra}");
         }
@@ -413,8 +430,14 @@ mod tests {
         );
         let cat = Catalog::read(root);
         let id = |l: &str| cat.identify(l, ".cursor/mcp.json");
-        assert_eq!(id("npx -y @modelcontextprotocol/server-github").as_deref(), Some("github"));
-        assert_eq!(id("https://mcp.example.com/sse/").as_deref(), Some("remote"));
+        assert_eq!(
+            id("npx -y @modelcontextprotocol/server-github").as_deref(),
+            Some("github")
+        );
+        assert_eq!(
+            id("https://mcp.example.com/sse/").as_deref(),
+            Some("remote")
+        );
         assert_eq!(id("contextos mcp").as_deref(), Some("contextos"));
         assert_eq!(id("npx -y other"), None);
         assert_eq!(id("npx"), None);
