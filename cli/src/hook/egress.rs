@@ -112,7 +112,10 @@ pub struct McpFacts {
     listed: Vec<String>,
     trusted: Vec<String>,
     pins: Result<Pins, String>,
-    catalog: Catalog,
+    root: std::path::PathBuf,
+    /// The project's MCP files, read on the first MCP call: a shell or file event never
+    /// pays for them.
+    catalog: std::sync::OnceLock<Catalog>,
 }
 
 /// The file Cursor reads its project MCP servers from, where a server Cursor names only by
@@ -125,8 +128,13 @@ impl McpFacts {
             listed: project.config.mcp.servers.clone(),
             trusted: project.config.mcp.trusted.clone(),
             pins: Pins::load(&project.root).map_err(|e| e.to_string()),
-            catalog: Catalog::read(&project.root),
+            root: project.root.clone(),
+            catalog: std::sync::OnceLock::new(),
         }
+    }
+
+    fn catalog(&self) -> &Catalog {
+        self.catalog.get_or_init(|| Catalog::read(&self.root))
     }
 
     /// ContextOS's own server is always listed and trusted: it decides its own tools.
@@ -152,7 +160,7 @@ impl McpFacts {
         }
         match endpoint {
             McpEndpoint::Command(line) | McpEndpoint::Url(line) => (
-                self.catalog.identify(line, CURSOR_MCP_FILE),
+                self.catalog().identify(line, CURSOR_MCP_FILE),
                 tool.to_string(),
             ),
             McpEndpoint::Prefixed => {
@@ -160,7 +168,7 @@ impl McpFacts {
                     .listed
                     .iter()
                     .map(String::as_str)
-                    .chain(self.catalog.defs.iter().map(|(_, n, _)| n.as_str()))
+                    .chain(self.catalog().defs.iter().map(|(_, n, _)| n.as_str()))
                     .chain([wiring::MCP_SERVER]);
                 let best = known
                     .filter(|s| {
@@ -182,10 +190,10 @@ impl McpFacts {
     /// `compile` writes it (`contextos mcp`); any other definition under its name is judged
     /// against an approval like any server's, so the name cannot smuggle in a program.
     fn own_state(&self) -> String {
-        let as_compiled = self.catalog.of(wiring::MCP_SERVER).iter().all(|(_, d)| {
+        let as_compiled = self.catalog().of(wiring::MCP_SERVER).iter().all(|(_, d)| {
             d.command == wiring::MCP_COMMAND && d.args == wiring::MCP_ARGS && d.is_plain_stdio()
         });
-        if as_compiled && self.catalog.unreadable.is_empty() {
+        if as_compiled && self.catalog().unreadable.is_empty() {
             "pinned".to_string()
         } else {
             self.pinned_state(wiring::MCP_SERVER)
@@ -194,7 +202,7 @@ impl McpFacts {
 
     fn pinned_state(&self, server: &str) -> String {
         match &self.pins {
-            Ok(p) => p.state_in(&self.catalog, server).to_string(),
+            Ok(p) => p.state_in(self.catalog(), server).to_string(),
             Err(_) => "changed".to_string(),
         }
     }
