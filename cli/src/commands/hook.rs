@@ -143,6 +143,10 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
         }
     };
     if ev.actions.is_empty() {
+        // Nothing to judge, but the session is at work: its taint does not expire.
+        if let Ok(root) = project_root(explicit_project, &ev.roots, ev.cwd.as_deref()) {
+            note_activity(&root, &ev);
+        }
         return render(&ev, &Answer::Pass);
     }
     if ev.observe_only {

@@ -263,10 +263,11 @@ pub fn list(root: &Path) -> Vec<Record> {
     out
 }
 
-/// Programs whose output brings a fetched page into the agent's context.
+/// Programs whose output brings a fetched page into the agent's context, and the shell's
+/// own sockets (`cat < /dev/tcp/host/80`).
 const CONTENT_FETCHERS: &[&str] = &[
     "curl", "wget", "xh", "http", "https", "httpie", "lynx", "w3m", "links", "elinks", "gh",
-    "aria2c",
+    "aria2c", "/dev/tcp", "/dev/udp",
 ];
 
 /// The untrusted inputs an event brings into the agent's context: pages and search
