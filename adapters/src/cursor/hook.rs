@@ -349,6 +349,28 @@ mod tests {
     }
 
     #[test]
+    fn cursor_mcp_servers_are_known_by_how_they_run() {
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"beforeMCPExecution","tool_name":"search","tool_input":"{\"q\":\"x\"}","url":"https://mcp.example.com/sse"}"#);
+        assert_eq!(
+            e.actions,
+            vec![Action::Mcp {
+                server: None,
+                tool: "search".into(),
+                args: Some(serde_json::json!({"q": "x"})),
+                endpoint: McpEndpoint::Url("https://mcp.example.com/sse".into()),
+            }]
+        );
+        assert!(e.can_ask && !e.observe_only);
+        // The result event is observed, with the same identification.
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"afterMCPExecution","tool_name":"get_logs","tool_input":"{}","command":"npx -y build-mcp","result_json":"{}","duration":3}"#);
+        assert!(e.observe_only);
+        assert!(matches!(
+            e.actions.as_slice(),
+            [Action::Mcp { endpoint: McpEndpoint::Command(c), .. }] if c == "npx -y build-mcp"
+        ));
+    }
+
+    #[test]
     fn cursor_searches_globs_and_edit_text() {
         let e = parsed(Agent::Cursor, br#"{"hook_event_name":"preToolUse","tool_name":"Glob","tool_input":{"glob_pattern":"secrets/**","target_directory":"/repo"}}"#);
         assert_eq!(
