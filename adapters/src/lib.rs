@@ -43,6 +43,6 @@ pub use hooks::{parse_event, render, render_failure};
 pub use output::{Content, Emitted, JsonPart, Lossy, Output, TomlKey};
 pub use protocol::{
     can_rewrite, render_routed, routed_argv, routed_command, Action, Answer, Edit, HookEvent,
-    ProtocolError, Rendered, Route,
+    McpEndpoint, ProtocolError, Rendered, Route,
 };
 pub use wiring::Mode;

@@ -266,8 +266,9 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ),
     ("cursor", "before-shell-rm-home", "deny", "std-exec-rm-root"),
     ("cursor", "pretooluse-delete-migration", "pass", ""),
-    // preToolUse cannot ask: the unlisted server's call is denied.
-    ("cursor", "pretooluse-mcp", "deny", "std-mcp-unlisted"),
+    // preToolUse names no server: the call's beforeMCPExecution judges it, and preToolUse
+    // only what the arguments carry.
+    ("cursor", "pretooluse-mcp", "pass", ""),
     // preToolUse cannot ask in Cursor: the ask becomes a deny that says so.
     ("cursor", "pretooluse-read-env", "deny", "std-secret-read"),
     (
@@ -321,6 +322,13 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ("copilot", "str-replace-editor-str-replace", "pass", ""),
     ("copilot", "str-replace-editor-view", "pass", ""),
     ("copilot", "task-no-action", "pass", ""),
+    // The CLI's `SERVER-TOOL` MCP names: a server the project does not list is asked.
+    (
+        "copilot",
+        "mcp-github-create-issue",
+        "ask",
+        "std-mcp-unlisted",
+    ),
     (
         "copilot",
         "view-ssh-key",

@@ -10,6 +10,7 @@ mod boundary_run;
 mod boundary_wiring;
 mod compile;
 mod egress;
+mod egress_agents;
 mod exec_corpus;
 mod githook;
 mod hooks;

@@ -4,7 +4,7 @@
 
 use crate::protocol::answer::{to_line, Decision, PermissionDecision};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
     args_object, edit, glob_reads, loose_str, observed, opt_owned, path, req_str, shell, text_of,
     Obj, ToolActions,
@@ -221,11 +221,13 @@ fn claude_mcp(name: &str, input: &Obj) -> Action {
             server: Some(server.to_owned()),
             tool: tool.to_owned(),
             args,
+            endpoint: McpEndpoint::Named,
         },
         _ => Action::Mcp {
             server: None,
             tool: rest.to_owned(),
             args,
+            endpoint: McpEndpoint::Named,
         },
     }
 }
