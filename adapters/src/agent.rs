@@ -22,16 +22,21 @@ pub enum Agent {
     /// Its hook sends Claude's PreToolUse shape (`Bash`, `apply_patch`, `mcp__…`), but it
     /// cannot ask, and its output schema allows no field beyond the decision.
     Codex,
+    /// Gemini CLI: `.gemini/settings.json` (`context.fileName` so it reads `AGENTS.md`, the
+    /// `BeforeTool` hook, MCP), policy-engine TOML for literal exec rules, `.geminiignore`.
+    /// Its hook answers `decision`/`reason` and cannot ask.
+    Gemini,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
         Agent::Copilot,
         Agent::Codex,
+        Agent::Gemini,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -43,6 +48,7 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Copilot => "copilot",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
         }
     }
 
@@ -55,5 +61,11 @@ impl Agent {
     /// [`crate::parse_event`] can read what it sends.
     pub fn has_hook(self) -> bool {
         !matches!(self, Agent::AgentsMd)
+    }
+
+    /// Whether the agent's instructions come from `AGENTS.md`, so compiling for it
+    /// compiles `AGENTS.md` too (`CLAUDE.md` imports it; Gemini CLI is pointed at it).
+    pub fn needs_agents_md(self) -> bool {
+        matches!(self, Agent::Claude | Agent::Gemini)
     }
 }

@@ -1,6 +1,6 @@
 //! Runs the chosen agents' emitters: one compiled policy set in, every output out.
 
-use crate::{agents_md, claude, codex, copilot, cursor, wiring};
+use crate::{agents_md, claude, codex, copilot, cursor, gemini, wiring};
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
 
@@ -26,10 +26,10 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::Cursor => cursor::emit::emit(set, targets.contains(&Agent::AgentsMd)),
             Agent::Copilot => copilot::emit::emit(set),
             Agent::Codex => codex::emit::emit(set),
+            Agent::Gemini => gemini::emit::emit(set, opts),
         };
         out.outputs.extend(e.outputs);
-        out.outputs
-            .extend(wiring::registration(*t, &opts.mcp_servers));
+        out.outputs.extend(wiring::registration(*t));
         out.lossy.extend(e.lossy);
         out.lossy
             .extend(wiring::allowlist_notes(*t, &opts.mcp_servers));

@@ -5,7 +5,7 @@ use crate::protocol::answer::{blocked, failure_reason, verdict, Answer, Decision
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{HookEvent, ProtocolError};
 use crate::protocol::fields::parse_object;
-use crate::{claude, codex, copilot, cursor, Agent};
+use crate::{claude, codex, copilot, cursor, gemini, Agent};
 
 /// The hook dialect of `agent`; `None` for an agent without a hook (see
 /// [`Agent::has_hook`]).
@@ -16,6 +16,7 @@ fn dialect(agent: Agent) -> Option<&'static Dialect> {
         Agent::Cursor => Some(&cursor::hook::DIALECT),
         Agent::Copilot => Some(&copilot::hook::DIALECT),
         Agent::Codex => Some(&codex::hook::DIALECT),
+        Agent::Gemini => Some(&gemini::hook::DIALECT),
     }
 }
 
@@ -144,6 +145,7 @@ mod tests {
         for (agent, stdout, exit) in [
             (Agent::Claude, String::new(), 2),
             (Agent::Codex, String::new(), 2),
+            (Agent::Gemini, String::new(), 2),
             (Agent::Cursor, cursor + "\n", 2),
             (Agent::Copilot, copilot + "\n", 0),
         ] {

@@ -68,12 +68,13 @@ fn render_in(target: Agent, mode: Mode) -> String {
 }
 
 /// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
-const SNAPSHOTS: [(&str, Agent); 5] = [
+const SNAPSHOTS: [(&str, Agent); 6] = [
     ("agents_md", Agent::AgentsMd),
     ("claude_code", Agent::Claude),
     ("cursor", Agent::Cursor),
     ("github_copilot", Agent::Copilot),
     ("openai_codex", Agent::Codex),
+    ("gemini_cli", Agent::Gemini),
 ];
 
 #[test]

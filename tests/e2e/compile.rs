@@ -462,3 +462,71 @@ fn every_native_deny_is_also_a_hook_deny() {
     }
     assert!(checked >= 10, "only {checked} deny entries checked");
 }
+
+/// `--target gemini`: Gemini CLI's files in their documented formats (settings JSON with
+/// `context.fileName`, the `BeforeTool` hook with a millisecond timeout and the MCP
+/// server; policy-engine TOML `[[rule]]`s; a gitignore-syntax `.geminiignore`), the
+/// user's own settings, hooks and ignore lines kept, `AGENTS.md` compiled along, and a
+/// second run in sync.
+#[test]
+fn gemini_target_writes_its_documented_files_and_keeps_the_users() {
+    let d = project();
+    std::fs::create_dir_all(d.path().join(".gemini")).unwrap();
+    std::fs::write(
+        d.path().join(".gemini/settings.json"),
+        r#"{"model": {"name": "gemini-2.5-pro"}, "context": {"fileName": ["NOTES.md"]},
+            "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "./lint.sh"}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(d.path().join(".geminiignore"), "node_modules/\n").unwrap();
+    let o = run(d.path(), &["compile", "--target", "gemini"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+
+    let s: serde_json::Value =
+        serde_json::from_str(&read(d.path(), ".gemini/settings.json")).unwrap();
+    assert_eq!(s["model"]["name"], "gemini-2.5-pro");
+    assert_eq!(
+        s["context"]["fileName"],
+        serde_json::json!(["NOTES.md", "AGENTS.md", "GEMINI.md"])
+    );
+    let before = s["hooks"]["BeforeTool"].as_array().unwrap();
+    assert_eq!(before[0]["hooks"][0]["command"], "./lint.sh");
+    let ours = &before[1]["hooks"][0];
+    assert_eq!(ours["type"], "command");
+    assert_eq!(ours["command"], "contextos hook gemini");
+    assert!(ours["timeout"].as_u64().unwrap() >= 1000, "milliseconds");
+    assert_eq!(
+        s["hooks"]["AfterTool"][0]["hooks"][0]["command"],
+        "contextos hook gemini"
+    );
+    assert_eq!(s["mcpServers"]["contextos"]["command"], "contextos");
+    assert_eq!(s["mcp"]["allowed"], serde_json::json!(["contextos"]));
+
+    let policy: toml::Value =
+        toml::from_str(&read(d.path(), ".gemini/policies/contextos.toml")).unwrap();
+    let rules = policy["rule"].as_array().unwrap();
+    assert!(!rules.is_empty());
+    for r in rules {
+        let t = r.as_table().unwrap();
+        let mut keys: Vec<&str> = t.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["commandPrefix", "decision", "priority", "toolName"]);
+        assert_eq!(t["toolName"].as_str(), Some("run_shell_command"));
+        assert!(matches!(t["decision"].as_str(), Some("deny" | "ask_user")));
+        assert!((0..=999).contains(&t["priority"].as_integer().unwrap()));
+    }
+    assert!(rules
+        .iter()
+        .any(|r| r["commandPrefix"].as_str() == Some("git push --force")
+            && r["decision"].as_str() == Some("deny")));
+
+    let ignore = read(d.path(), ".geminiignore");
+    assert!(ignore.starts_with("node_modules/\n"), "{ignore}");
+    assert!(ignore.lines().any(|l| l == "**/.env"), "{ignore}");
+    assert!(read(d.path(), "AGENTS.md").contains("contextos"));
+    assert!(!d.path().join("GEMINI.md").exists());
+
+    let o = run(d.path(), &["compile", "--target", "gemini"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}

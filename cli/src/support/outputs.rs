@@ -29,8 +29,9 @@ pub fn targets(names: &[String]) -> Result<Vec<Agent>, CliError> {
             out.push(t);
         }
     }
-    // CLAUDE.md imports AGENTS.md: compiling for Claude Code includes it.
-    if out.contains(&Agent::Claude) && !out.contains(&Agent::AgentsMd) {
+    // CLAUDE.md imports AGENTS.md, and Gemini CLI is pointed at it: compiling for either
+    // includes it.
+    if out.iter().any(|t| t.needs_agents_md()) && !out.contains(&Agent::AgentsMd) {
         out.push(Agent::AgentsMd);
     }
     out.sort();
