@@ -13,6 +13,10 @@ pub struct EmitOptions {
     /// Agents with a native allowlist get exactly these plus ContextOS's own server
     /// enabled; any other project server stays off natively, and the hook asks for it.
     pub mcp_servers: Vec<String>,
+    /// `[compile.copilot] install`: the command the Copilot cloud agent's setup workflow
+    /// runs to install `contextos`; unset, a default with a warning
+    /// ([`crate::copilot::emit::DEFAULT_INSTALL`]).
+    pub copilot_install: Option<String>,
 }
 
 /// Runs the emitters of `targets` with `opts`; outputs are sorted by path (byte-wise) so
@@ -24,7 +28,7 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::AgentsMd => agents_md::emit::emit(set),
             Agent::Claude => claude::emit::emit(set, opts),
             Agent::Cursor => cursor::emit::emit(set, targets.contains(&Agent::AgentsMd)),
-            Agent::Copilot => copilot::emit::emit(set),
+            Agent::Copilot => copilot::emit::emit(set, opts),
             Agent::Codex => codex::emit::emit(set),
             Agent::Gemini => gemini::emit::emit(set, opts),
         };

@@ -40,6 +40,7 @@ fn render_in(target: Agent, mode: Mode) -> String {
     let opts = EmitOptions {
         mode,
         mcp_servers: Vec::new(),
+        copilot_install: None,
     };
     let e = emit(&example_set(), &[target], &opts);
     let mut s = String::new();

@@ -437,7 +437,7 @@ pub(crate) mod tests {
     fn opts(mode: Mode) -> EmitOptions {
         EmitOptions {
             mode,
-            mcp_servers: Vec::new(),
+            ..EmitOptions::default()
         }
     }
     use super::*;
