@@ -26,17 +26,21 @@ pub enum Agent {
     /// `BeforeTool` hook, MCP), policy-engine TOML for literal exec rules, `.geminiignore`.
     /// Its hook answers `decision`/`reason` and cannot ask.
     Gemini,
+    /// Windsurf (Devin Desktop): `.windsurf/rules` glob rules, Cascade hooks in
+    /// `.windsurf/hooks.json` (verdict by exit code; no ask), `.codeiumignore`.
+    Windsurf,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 7] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
         Agent::Copilot,
         Agent::Codex,
         Agent::Gemini,
+        Agent::Windsurf,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -49,6 +53,7 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Windsurf => "windsurf",
         }
     }
 
@@ -64,8 +69,9 @@ impl Agent {
     }
 
     /// Whether the agent's instructions come from `AGENTS.md`, so compiling for it
-    /// compiles `AGENTS.md` too (`CLAUDE.md` imports it; Gemini CLI is pointed at it).
+    /// compiles `AGENTS.md` too (`CLAUDE.md` imports it; Gemini CLI is pointed at it;
+    /// Windsurf reads it for the project-wide guides).
     pub fn needs_agents_md(self) -> bool {
-        matches!(self, Agent::Claude | Agent::Gemini)
+        matches!(self, Agent::Claude | Agent::Gemini | Agent::Windsurf)
     }
 }

@@ -5,7 +5,7 @@ use crate::protocol::answer::{blocked, failure_reason, verdict, Answer, Decision
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{HookEvent, ProtocolError};
 use crate::protocol::fields::parse_object;
-use crate::{claude, codex, copilot, cursor, gemini, Agent};
+use crate::{claude, codex, copilot, cursor, gemini, windsurf, Agent};
 
 /// The hook dialect of `agent`; `None` for an agent without a hook (see
 /// [`Agent::has_hook`]).
@@ -17,6 +17,7 @@ fn dialect(agent: Agent) -> Option<&'static Dialect> {
         Agent::Copilot => Some(&copilot::hook::DIALECT),
         Agent::Codex => Some(&codex::hook::DIALECT),
         Agent::Gemini => Some(&gemini::hook::DIALECT),
+        Agent::Windsurf => Some(&windsurf::hook::DIALECT),
     }
 }
 
@@ -41,6 +42,10 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
         return Rendered::pass();
     };
     match dialect(ev.agent) {
+        Some(d) if d.by_exit => match decision {
+            Decision::Allow => Rendered::pass(),
+            Decision::Ask | Decision::Deny => blocked(String::new(), &reason, 2),
+        },
         Some(d) => Rendered {
             stdout: (d.answer)(&ev.event, decision, &reason),
             stderr: String::new(),
@@ -146,6 +151,7 @@ mod tests {
             (Agent::Claude, String::new(), 2),
             (Agent::Codex, String::new(), 2),
             (Agent::Gemini, String::new(), 2),
+            (Agent::Windsurf, String::new(), 2),
             (Agent::Cursor, cursor + "\n", 2),
             (Agent::Copilot, copilot + "\n", 0),
         ] {

@@ -94,6 +94,9 @@ pub fn registration(agent: Agent) -> Vec<Output> {
         // CLI's registration is part of its `.gemini/settings.json` output (see
         // [`gemini_settings_parts`]), since one path has one output.
         Agent::AgentsMd | Agent::Gemini => Vec::new(),
+        // Windsurf reads MCP servers from the user's own `~/.codeium/windsurf/mcp_config.json`
+        // only; ContextOS writes no user-level files.
+        Agent::Windsurf => Vec::new(),
     }
 }
 
@@ -150,6 +153,7 @@ pub fn allowlist_notes(agent: Agent, servers: &[String]) -> Vec<Lossy> {
         Agent::Cursor => "Cursor has no project allowlist of MCP servers",
         Agent::Copilot => "Copilot (`.vscode/mcp.json`, the CLI) has no project allowlist of MCP servers",
         Agent::Codex => "Codex can disable a server it knows by name but has no allowlist for servers added elsewhere",
+        Agent::Windsurf => "Windsurf has no project MCP configuration (its servers are the user's own)",
     };
     vec![Lossy {
         target: agent,
@@ -195,7 +199,7 @@ mod tests {
     fn every_agent_registers_the_same_server() {
         for agent in Agent::ALL {
             let outs = registration(agent);
-            if matches!(agent, Agent::AgentsMd | Agent::Gemini) {
+            if matches!(agent, Agent::AgentsMd | Agent::Gemini | Agent::Windsurf) {
                 assert!(outs.is_empty(), "{agent:?}");
                 continue;
             }

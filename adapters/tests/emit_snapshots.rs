@@ -69,13 +69,14 @@ fn render_in(target: Agent, mode: Mode) -> String {
 }
 
 /// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
-const SNAPSHOTS: [(&str, Agent); 6] = [
+const SNAPSHOTS: [(&str, Agent); 7] = [
     ("agents_md", Agent::AgentsMd),
     ("claude_code", Agent::Claude),
     ("cursor", Agent::Cursor),
     ("github_copilot", Agent::Copilot),
     ("openai_codex", Agent::Codex),
     ("gemini_cli", Agent::Gemini),
+    ("windsurf", Agent::Windsurf),
 ];
 
 #[test]

@@ -530,3 +530,60 @@ fn gemini_target_writes_its_documented_files_and_keeps_the_users() {
     assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
     assert!(o.stdout.contains("in sync"), "{}", o.stdout);
 }
+
+/// `--target windsurf`: glob rules with YAML front matter (`trigger: glob`, one `globs`
+/// pattern), Cascade hooks in `.windsurf/hooks.json` next to the user's own, and the
+/// user's `.codeiumignore` lines kept.
+#[test]
+fn windsurf_target_writes_its_documented_files_and_keeps_the_users() {
+    let d = project();
+    std::fs::create_dir_all(d.path().join(".windsurf")).unwrap();
+    std::fs::write(
+        d.path().join(".windsurf/hooks.json"),
+        r#"{"hooks": {"post_write_code": [{"command": "./fmt.sh"}], "pre_run_command": [{"command": "./audit.sh", "show_output": false}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(d.path().join(".codeiumignore"), "dist/\n").unwrap();
+    let o = run(d.path(), &["compile", "--target", "windsurf"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+
+    let rule = read(d.path(), ".windsurf/rules/ctx-layering.md");
+    let (front, body) = rule
+        .strip_prefix("---\n")
+        .and_then(|r| r.split_once("\n---\n"))
+        .unwrap_or_else(|| panic!("no front matter: {rule}"));
+    let keys: Vec<(&str, &str)> = front
+        .lines()
+        .map(|l| l.split_once(": ").unwrap_or_else(|| panic!("{l}")))
+        .collect();
+    assert_eq!(keys, [("trigger", "glob"), ("globs", "\"src/api/**\"")]);
+    assert!(body.contains("# Service layering"), "{body}");
+
+    let hooks: serde_json::Value =
+        serde_json::from_str(&read(d.path(), ".windsurf/hooks.json")).unwrap();
+    assert_eq!(hooks["hooks"]["post_write_code"][0]["command"], "./fmt.sh");
+    let run_cmd = hooks["hooks"]["pre_run_command"].as_array().unwrap();
+    assert_eq!(run_cmd[0]["command"], "./audit.sh");
+    for event in [
+        "pre_read_code",
+        "pre_write_code",
+        "pre_run_command",
+        "pre_mcp_tool_use",
+    ] {
+        let ours = hooks["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["command"] == "contextos hook windsurf")
+            .unwrap_or_else(|| panic!("{event}: {hooks}"));
+        assert_eq!(ours["show_output"], true);
+    }
+    let ignore = read(d.path(), ".codeiumignore");
+    assert!(
+        ignore.starts_with("dist/\n") && ignore.contains("\n**/.env\n"),
+        "{ignore}"
+    );
+    assert!(read(d.path(), "AGENTS.md").contains("contextos"));
+    let o = run(d.path(), &["compile", "--target", "windsurf"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}

@@ -505,6 +505,44 @@ fn gemini_answers_in_its_documented_shape() {
     assert!(h.stderr.contains("`tool_input` is missing"), "{}", h.stderr);
 }
 
+/// Windsurf's Cascade hooks read no output: exit 2 blocks a `pre_*` action and shows
+/// stderr, exit 0 lets it run. Every fixture through the real binary: (exit, a rule or
+/// phrase stderr names).
+#[test]
+fn windsurf_answers_by_exit_code_alone() {
+    let p = Proj::new();
+    let cases: &[(&str, i32, &str)] = &[
+        ("post-run-command", 0, ""),
+        ("pre-mcp-tool-use-github", 2, "std-mcp-unlisted"),
+        ("pre-read-code-src-lib", 0, ""),
+        ("pre-read-code-ssh-key", 2, "std-credential-file-read"),
+        ("pre-run-command-cargo-test", 0, ""),
+        ("pre-run-command-git-push-force", 2, "would ask"),
+        ("pre-run-command-rm-home", 2, "std-exec-rm-root"),
+        ("pre-write-code-git-hook", 2, "std-self-protection"),
+        ("pre-write-code-src-lib", 0, ""),
+        ("pre-write-code-windsurf-hooks", 2, "std-self-protection"),
+    ];
+    let base = format!(
+        "{}/../tests/e2e/fixtures/hooks/windsurf",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let on_disk = std::fs::read_dir(&base).unwrap().count();
+    assert_eq!(on_disk, cases.len(), "every windsurf fixture has a case");
+    let mut failures = Vec::new();
+    for (name, code, names) in cases {
+        let _ = std::fs::remove_dir_all(p.root().join(".contextos/state/sessions/agents"));
+        let h = p.hook("windsurf", &fixture("windsurf", name), &[]);
+        if h.code != *code || !h.stdout.is_empty() || !h.stderr.contains(names) {
+            failures.push(format!(
+                "windsurf/{name}: exit {} (want {code} naming {names:?})\n  stdout: {}\n  stderr: {}",
+                h.code, h.stdout, h.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 fn claude_bash(cmd: &str) -> String {
     serde_json::json!({
         "session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/repo",

@@ -20,6 +20,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     // `preToolUse` command hooks fail closed on non-zero exits), so a failure blocks
     // whichever of them started `contextos hook claude`.
     failure: Failure::ExitTwo,
+    by_exit: false,
 };
 
 /// Who sent an event to `contextos hook claude`. `.claude/settings.json` is read by more

@@ -22,6 +22,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     parse,
     answer,
     failure: Failure::ExitTwo,
+    by_exit: false,
 };
 
 /// Where Gemini's file tools put their path (`file_path`; `absolute_path` and `path` in

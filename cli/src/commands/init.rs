@@ -14,7 +14,7 @@ use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini).
+    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf).
     /// Default: the ones whose files are found in the repository or the home directory.
     #[arg(long, value_delimiter = ',', value_name = "A,…")]
     pub agents: Vec<String>,
@@ -51,6 +51,17 @@ const SIGNS: &[(Agent, &[&str], &[&str])] = &[
         Agent::Gemini,
         &[".gemini", "GEMINI.md", ".geminiignore"],
         &[".gemini"],
+    ),
+    (
+        Agent::Windsurf,
+        &[
+            ".windsurf",
+            ".windsurfrules",
+            ".codeiumignore",
+            ".devin",
+            ".devinignore",
+        ],
+        &[".codeium/windsurf"],
     ),
 ];
 
