@@ -29,11 +29,15 @@ pub enum Agent {
     /// Windsurf (Devin Desktop): `.windsurf/rules` glob rules, Cascade hooks in
     /// `.windsurf/hooks.json` (verdict by exit code; no ask), `.codeiumignore`.
     Windsurf,
+    /// Cline: `.clinerules/ctx-*.md` rules with `paths:` (instructions only, no hook).
+    Cline,
+    /// Zed: `.rules` with the full `AGENTS.md` text (instructions only, no hook).
+    Zed,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 9] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
@@ -41,6 +45,8 @@ impl Agent {
         Agent::Codex,
         Agent::Gemini,
         Agent::Windsurf,
+        Agent::Cline,
+        Agent::Zed,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -54,6 +60,8 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
             Agent::Windsurf => "windsurf",
+            Agent::Cline => "cline",
+            Agent::Zed => "zed",
         }
     }
 
@@ -65,7 +73,7 @@ impl Agent {
     /// Whether the agent runs ContextOS's hook before its tool calls, so that
     /// [`crate::parse_event`] can read what it sends.
     pub fn has_hook(self) -> bool {
-        !matches!(self, Agent::AgentsMd)
+        !matches!(self, Agent::AgentsMd | Agent::Cline | Agent::Zed)
     }
 
     /// Whether the agent's instructions come from `AGENTS.md`, so compiling for it

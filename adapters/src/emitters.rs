@@ -1,6 +1,6 @@
 //! Runs the chosen agents' emitters: one compiled policy set in, every output out.
 
-use crate::{agents_md, claude, codex, copilot, cursor, gemini, windsurf, wiring};
+use crate::{agents_md, claude, cline, codex, copilot, cursor, gemini, windsurf, wiring, zed};
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
 
@@ -32,6 +32,8 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::Codex => codex::emit::emit(set),
             Agent::Gemini => gemini::emit::emit(set, opts),
             Agent::Windsurf => windsurf::emit::emit(set),
+            Agent::Cline => cline::emit::emit(set),
+            Agent::Zed => zed::emit::emit(set),
         };
         out.outputs.extend(e.outputs);
         out.outputs.extend(wiring::registration(*t));

@@ -97,6 +97,8 @@ pub fn registration(agent: Agent) -> Vec<Output> {
         // Windsurf reads MCP servers from the user's own `~/.codeium/windsurf/mcp_config.json`
         // only; ContextOS writes no user-level files.
         Agent::Windsurf => Vec::new(),
+        // Instructions-only targets: no MCP configuration is written for them.
+        Agent::Cline | Agent::Zed => Vec::new(),
     }
 }
 
@@ -154,6 +156,7 @@ pub fn allowlist_notes(agent: Agent, servers: &[String]) -> Vec<Lossy> {
         Agent::Copilot => "Copilot (`.vscode/mcp.json`, the CLI) has no project allowlist of MCP servers",
         Agent::Codex => "Codex can disable a server it knows by name but has no allowlist for servers added elsewhere",
         Agent::Windsurf => "Windsurf has no project MCP configuration (its servers are the user's own)",
+        Agent::Cline | Agent::Zed => return Vec::new(),
     };
     vec![Lossy {
         target: agent,
@@ -199,7 +202,10 @@ mod tests {
     fn every_agent_registers_the_same_server() {
         for agent in Agent::ALL {
             let outs = registration(agent);
-            if matches!(agent, Agent::AgentsMd | Agent::Gemini | Agent::Windsurf) {
+            if matches!(
+                agent,
+                Agent::AgentsMd | Agent::Gemini | Agent::Windsurf | Agent::Cline | Agent::Zed
+            ) {
                 assert!(outs.is_empty(), "{agent:?}");
                 continue;
             }

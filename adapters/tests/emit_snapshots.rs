@@ -69,7 +69,7 @@ fn render_in(target: Agent, mode: Mode) -> String {
 }
 
 /// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
-const SNAPSHOTS: [(&str, Agent); 7] = [
+const SNAPSHOTS: [(&str, Agent); 9] = [
     ("agents_md", Agent::AgentsMd),
     ("claude_code", Agent::Claude),
     ("cursor", Agent::Cursor),
@@ -77,6 +77,8 @@ const SNAPSHOTS: [(&str, Agent); 7] = [
     ("openai_codex", Agent::Codex),
     ("gemini_cli", Agent::Gemini),
     ("windsurf", Agent::Windsurf),
+    ("cline", Agent::Cline),
+    ("zed", Agent::Zed),
 ];
 
 #[test]

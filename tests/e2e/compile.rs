@@ -587,3 +587,28 @@ fn windsurf_target_writes_its_documented_files_and_keeps_the_users() {
     let o = run(d.path(), &["compile", "--target", "windsurf"]);
     assert!(o.stdout.contains("in sync"), "{}", o.stdout);
 }
+
+/// `--target cline,zed`: Cline's rule files carry `paths:` as a YAML list; Zed's `.rules`
+/// (the first file Zed reads, before `.github/copilot-instructions.md`) carries the full
+/// project instructions, not the Copilot pointer, and keeps the user's own text.
+#[test]
+fn cline_rules_and_zed_rules_file() {
+    let d = project();
+    std::fs::write(d.path().join(".rules"), "Team note: be kind.\n").unwrap();
+    let o = run(d.path(), &["compile", "--target", "cline,zed,copilot"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let cline = read(d.path(), ".clinerules/ctx-layering.md");
+    assert!(
+        cline.starts_with("---\npaths:\n  - \"src/api/**\"\n---\n"),
+        "{cline}"
+    );
+    let rules = read(d.path(), ".rules");
+    assert!(rules.starts_with("Team note: be kind.\n"), "{rules}");
+    assert!(rules.contains("## Project rules (ContextOS)"), "{rules}");
+    assert!(
+        rules.contains("no-force-push") || rules.contains("git push --force"),
+        "{rules}"
+    );
+    let o = run(d.path(), &["compile", "--target", "cline,zed,copilot"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}
