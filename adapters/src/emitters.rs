@@ -17,6 +17,9 @@ pub struct EmitOptions {
     /// runs to install `contextos`; unset, a default with a warning
     /// ([`crate::copilot::emit::DEFAULT_INSTALL`]).
     pub copilot_install: Option<String>,
+    /// `[compile.claude] sandbox`: Claude Code's `sandbox.*` settings are written
+    /// ([`crate::claude::emit::sandbox_parts`]).
+    pub claude_sandbox: bool,
 }
 
 /// Runs the emitters of `targets` with `opts`; outputs are sorted by path (byte-wise) so

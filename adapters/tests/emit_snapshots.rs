@@ -41,6 +41,7 @@ fn render_in(target: Agent, mode: Mode) -> String {
         mode,
         mcp_servers: Vec::new(),
         copilot_install: None,
+        claude_sandbox: false,
     };
     let e = emit(&example_set(), &[target], &opts);
     let mut s = String::new();

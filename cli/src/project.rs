@@ -46,6 +46,19 @@ pub struct CompileConfig {
     /// `[compile.copilot]`: how the Copilot target is compiled.
     #[serde(default)]
     pub copilot: CopilotConfig,
+    /// `[compile.claude]`: how the Claude Code target is compiled.
+    #[serde(default)]
+    pub claude: ClaudeConfig,
+}
+
+/// `[compile.claude]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaudeConfig {
+    /// Turn on Claude Code's OS sandbox for its Bash tool (`sandbox.*` in
+    /// `.claude/settings.json`), closed: no auto-allow for sandboxed commands, no way out.
+    #[serde(default)]
+    pub sandbox: bool,
 }
 
 /// `[compile.copilot]` in `contextos.toml`.

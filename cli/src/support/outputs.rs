@@ -104,6 +104,7 @@ fn emit_options(project: &Project) -> EmitOptions {
         },
         mcp_servers: project.config.mcp.servers.clone(),
         copilot_install: project.config.compile.copilot.install.clone(),
+        claude_sandbox: project.config.compile.claude.sandbox,
     }
 }
 
