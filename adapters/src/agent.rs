@@ -33,11 +33,15 @@ pub enum Agent {
     Cline,
     /// Zed: `.rules` with the full `AGENTS.md` text (instructions only, no hook).
     Zed,
+    /// JetBrains Junie: `.junie/guidelines.md` (instructions only, no hook).
+    Junie,
+    /// Kiro: `.kiro/steering` files with `inclusion: fileMatch` (instructions only).
+    Kiro,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 11] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
@@ -47,6 +51,8 @@ impl Agent {
         Agent::Windsurf,
         Agent::Cline,
         Agent::Zed,
+        Agent::Junie,
+        Agent::Kiro,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -62,6 +68,8 @@ impl Agent {
             Agent::Windsurf => "windsurf",
             Agent::Cline => "cline",
             Agent::Zed => "zed",
+            Agent::Junie => "junie",
+            Agent::Kiro => "kiro",
         }
     }
 
@@ -73,13 +81,19 @@ impl Agent {
     /// Whether the agent runs ContextOS's hook before its tool calls, so that
     /// [`crate::parse_event`] can read what it sends.
     pub fn has_hook(self) -> bool {
-        !matches!(self, Agent::AgentsMd | Agent::Cline | Agent::Zed)
+        !matches!(
+            self,
+            Agent::AgentsMd | Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro
+        )
     }
 
     /// Whether the agent's instructions come from `AGENTS.md`, so compiling for it
     /// compiles `AGENTS.md` too (`CLAUDE.md` imports it; Gemini CLI is pointed at it;
-    /// Windsurf reads it for the project-wide guides).
+    /// Windsurf and Kiro read it for the project-wide guides).
     pub fn needs_agents_md(self) -> bool {
-        matches!(self, Agent::Claude | Agent::Gemini | Agent::Windsurf)
+        matches!(
+            self,
+            Agent::Claude | Agent::Gemini | Agent::Windsurf | Agent::Kiro
+        )
     }
 }

@@ -1,6 +1,8 @@
 //! Runs the chosen agents' emitters: one compiled policy set in, every output out.
 
-use crate::{agents_md, claude, cline, codex, copilot, cursor, gemini, windsurf, wiring, zed};
+use crate::{
+    agents_md, claude, cline, codex, copilot, cursor, gemini, junie, kiro, windsurf, wiring, zed,
+};
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
 
@@ -37,6 +39,8 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::Windsurf => windsurf::emit::emit(set),
             Agent::Cline => cline::emit::emit(set),
             Agent::Zed => zed::emit::emit(set),
+            Agent::Junie => junie::emit::emit(set),
+            Agent::Kiro => kiro::emit::emit(set),
         };
         out.outputs.extend(e.outputs);
         out.outputs.extend(wiring::registration(*t));

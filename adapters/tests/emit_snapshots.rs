@@ -70,7 +70,7 @@ fn render_in(target: Agent, mode: Mode) -> String {
 }
 
 /// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
-const SNAPSHOTS: [(&str, Agent); 9] = [
+const SNAPSHOTS: [(&str, Agent); 11] = [
     ("agents_md", Agent::AgentsMd),
     ("claude_code", Agent::Claude),
     ("cursor", Agent::Cursor),
@@ -80,6 +80,8 @@ const SNAPSHOTS: [(&str, Agent); 9] = [
     ("windsurf", Agent::Windsurf),
     ("cline", Agent::Cline),
     ("zed", Agent::Zed),
+    ("junie", Agent::Junie),
+    ("kiro", Agent::Kiro),
 ];
 
 #[test]

@@ -612,3 +612,51 @@ fn cline_rules_and_zed_rules_file() {
     let o = run(d.path(), &["compile", "--target", "cline,zed,copilot"]);
     assert!(o.stdout.contains("in sync"), "{}", o.stdout);
 }
+
+/// Cursor CLI's `.cursor/cli.json` (only `permissions`, deny entries of the documented
+/// `Read(…)`/`Write(…)`/`Shell(…)` forms, the user's own kept), `.cursorignore`, Junie's
+/// guidelines and Kiro's `fileMatch` steering.
+#[test]
+fn cursor_cli_junie_and_kiro_files() {
+    let d = project();
+    std::fs::create_dir_all(d.path().join(".cursor")).unwrap();
+    std::fs::write(
+        d.path().join(".cursor/cli.json"),
+        r#"{"permissions": {"allow": ["Shell(ls)"], "deny": ["Shell(curl)"]}}"#,
+    )
+    .unwrap();
+    let o = run(d.path(), &["compile", "--target", "cursor,junie,kiro"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let cli: serde_json::Value = serde_json::from_str(&read(d.path(), ".cursor/cli.json")).unwrap();
+    assert_eq!(
+        cli["permissions"]["allow"],
+        serde_json::json!(["Shell(ls)"])
+    );
+    let deny: Vec<&str> = cli["permissions"]["deny"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(deny[0], "Shell(curl)");
+    assert!(deny.contains(&"Write(.cursor/hooks.json)"), "{deny:?}");
+    for d in &deny {
+        assert!(
+            ["Read(", "Write(", "Shell("]
+                .iter()
+                .any(|p| d.starts_with(p))
+                && d.ends_with(')'),
+            "{d}"
+        );
+    }
+    assert!(read(d.path(), ".cursorignore").contains("\n**/.env\n"));
+    assert!(read(d.path(), ".junie/guidelines.md").contains("## Project rules (ContextOS)"));
+    let kiro = read(d.path(), ".kiro/steering/ctx-layering.md");
+    assert!(
+        kiro.starts_with("---\ninclusion: fileMatch\nfileMatchPattern: \"src/api/**\"\n---\n"),
+        "{kiro}"
+    );
+    assert!(read(d.path(), "AGENTS.md").contains("contextos"));
+    let o = run(d.path(), &["compile", "--target", "cursor,junie,kiro"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}

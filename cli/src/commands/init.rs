@@ -14,7 +14,7 @@ use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed).
+    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro).
     /// Default: the ones whose files are found in the repository or the home directory.
     #[arg(long, value_delimiter = ',', value_name = "A,…")]
     pub agents: Vec<String>,
@@ -65,6 +65,8 @@ const SIGNS: &[(Agent, &[&str], &[&str])] = &[
     ),
     (Agent::Cline, &[".clinerules", ".clineignore"], &[]),
     (Agent::Zed, &[".zed", ".rules"], &[".config/zed"]),
+    (Agent::Junie, &[".junie"], &[]),
+    (Agent::Kiro, &[".kiro"], &[".kiro"]),
 ];
 
 /// The agents found, each with the file that gave it away. `AGENTS.md` is always among
