@@ -22,6 +22,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     answer,
     // A deny on exit 0 binds on every Copilot release (older ones skipped non-zero exits).
     failure: Failure::DenyAnswer { exit: 0 },
+    by_exit: false,
 };
 
 /// A Copilot event, in either dialect; also what `contextos hook claude` hands over when

@@ -21,6 +21,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     // Exit 2 plus a JSON deny on stdout: safe on every event, since events without a
     // `permission` field ignore it.
     failure: Failure::DenyAnswer { exit: 2 },
+    by_exit: false,
 };
 
 /// Where Cursor's file tools put their path; all distinct ones are judged.

@@ -43,6 +43,11 @@ pub enum AgentArg {
     Copilot(AgentOpts),
     /// OpenAI Codex `PreToolUse` (`Bash`, `apply_patch`, MCP tools); an ask is a deny.
     Codex(AgentOpts),
+    /// Gemini CLI `BeforeTool` (every tool; `AfterTool` observed); an ask is a deny.
+    Gemini(AgentOpts),
+    /// Windsurf Cascade `pre_read_code`, `pre_write_code`, `pre_run_command`,
+    /// `pre_mcp_tool_use`; the verdict is the exit code (2 blocks), an ask blocks.
+    Windsurf(AgentOpts),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -88,6 +93,8 @@ pub fn run(ctx: &Context, agent: &AgentArg) -> Result<Exit, CliError> {
         AgentArg::Cursor(o) => (Agent::Cursor, o),
         AgentArg::Copilot(o) => (Agent::Copilot, o),
         AgentArg::Codex(o) => (Agent::Codex, o),
+        AgentArg::Gemini(o) => (Agent::Gemini, o),
+        AgentArg::Windsurf(o) => (Agent::Windsurf, o),
     };
     // A bug must not fail open: a panic answers with the blocking form (exit 101 would
     // be read as "proceed" by every agent but Cursor with failClosed).
