@@ -8,7 +8,7 @@
 
 use crate::protocol::answer::{non_empty, to_line, Decision};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
     args_object, edit, glob_reads, loose_str, observed, opt_owned, opt_str, path, paths_from, perr,
     req_str, shell, text_of, Obj,
@@ -83,6 +83,7 @@ fn gemini_actions_in(
                 server,
                 tool: tool.to_owned(),
                 args: Some(Value::Object(input.clone())),
+                endpoint: McpEndpoint::Named,
             });
         }
     }

@@ -8,7 +8,7 @@
 
 use crate::protocol::answer::Decision;
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
     args_object, edit, loose_str, opt_owned, path, req_str, shell, text_of, Obj,
 };
@@ -88,6 +88,7 @@ fn windsurf_actions(
                     server: opt_owned(info, "mcp_server_name", label)?,
                     tool: tool.to_owned(),
                     args,
+                    endpoint: McpEndpoint::Named,
                 }],
                 Vec::new(),
             )
