@@ -22,16 +22,37 @@ pub enum Agent {
     /// Its hook sends Claude's PreToolUse shape (`Bash`, `apply_patch`, `mcp__…`), but it
     /// cannot ask, and its output schema allows no field beyond the decision.
     Codex,
+    /// Gemini CLI: `.gemini/settings.json` (`context.fileName` so it reads `AGENTS.md`, the
+    /// `BeforeTool` hook, MCP), policy-engine TOML for literal exec rules, `.geminiignore`.
+    /// Its hook answers `decision`/`reason` and cannot ask.
+    Gemini,
+    /// Windsurf (Devin Desktop): `.windsurf/rules` glob rules, Cascade hooks in
+    /// `.windsurf/hooks.json` (verdict by exit code; no ask), `.codeiumignore`.
+    Windsurf,
+    /// Cline: `.clinerules/ctx-*.md` rules with `paths:` (instructions only, no hook).
+    Cline,
+    /// Zed: `.rules` with the full `AGENTS.md` text (instructions only, no hook).
+    Zed,
+    /// JetBrains Junie: `.junie/guidelines.md` (instructions only, no hook).
+    Junie,
+    /// Kiro: `.kiro/steering` files with `inclusion: fileMatch` (instructions only).
+    Kiro,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 11] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
         Agent::Copilot,
         Agent::Codex,
+        Agent::Gemini,
+        Agent::Windsurf,
+        Agent::Cline,
+        Agent::Zed,
+        Agent::Junie,
+        Agent::Kiro,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -43,6 +64,12 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Copilot => "copilot",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Windsurf => "windsurf",
+            Agent::Cline => "cline",
+            Agent::Zed => "zed",
+            Agent::Junie => "junie",
+            Agent::Kiro => "kiro",
         }
     }
 
@@ -54,6 +81,19 @@ impl Agent {
     /// Whether the agent runs ContextOS's hook before its tool calls, so that
     /// [`crate::parse_event`] can read what it sends.
     pub fn has_hook(self) -> bool {
-        !matches!(self, Agent::AgentsMd)
+        !matches!(
+            self,
+            Agent::AgentsMd | Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro
+        )
+    }
+
+    /// Whether the agent's instructions come from `AGENTS.md`, so compiling for it
+    /// compiles `AGENTS.md` too (`CLAUDE.md` imports it; Gemini CLI is pointed at it;
+    /// Windsurf and Kiro read it for the project-wide guides).
+    pub fn needs_agents_md(self) -> bool {
+        matches!(
+            self,
+            Agent::Claude | Agent::Gemini | Agent::Windsurf | Agent::Kiro
+        )
     }
 }

@@ -1,6 +1,8 @@
 //! Runs the chosen agents' emitters: one compiled policy set in, every output out.
 
-use crate::{agents_md, claude, codex, copilot, cursor, wiring};
+use crate::{
+    agents_md, claude, cline, codex, copilot, cursor, gemini, junie, kiro, windsurf, wiring, zed,
+};
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
 
@@ -13,6 +15,13 @@ pub struct EmitOptions {
     /// Agents with a native allowlist get exactly these plus ContextOS's own server
     /// enabled; any other project server stays off natively, and the hook asks for it.
     pub mcp_servers: Vec<String>,
+    /// `[compile.copilot] install`: the command the Copilot cloud agent's setup workflow
+    /// runs to install `contextos`; unset, a default with a warning
+    /// ([`crate::copilot::emit::DEFAULT_INSTALL`]).
+    pub copilot_install: Option<String>,
+    /// `[compile.claude] sandbox`: Claude Code's `sandbox.*` settings are written
+    /// ([`crate::claude::emit::sandbox_parts`]).
+    pub claude_sandbox: bool,
 }
 
 /// Runs the emitters of `targets` with `opts`; outputs are sorted by path (byte-wise) so
@@ -24,12 +33,17 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::AgentsMd => agents_md::emit::emit(set),
             Agent::Claude => claude::emit::emit(set, opts),
             Agent::Cursor => cursor::emit::emit(set, targets.contains(&Agent::AgentsMd)),
-            Agent::Copilot => copilot::emit::emit(set),
+            Agent::Copilot => copilot::emit::emit(set, opts),
             Agent::Codex => codex::emit::emit(set),
+            Agent::Gemini => gemini::emit::emit(set, opts),
+            Agent::Windsurf => windsurf::emit::emit(set),
+            Agent::Cline => cline::emit::emit(set),
+            Agent::Zed => zed::emit::emit(set),
+            Agent::Junie => junie::emit::emit(set),
+            Agent::Kiro => kiro::emit::emit(set),
         };
         out.outputs.extend(e.outputs);
-        out.outputs
-            .extend(wiring::registration(*t, &opts.mcp_servers));
+        out.outputs.extend(wiring::registration(*t));
         out.lossy.extend(e.lossy);
         out.lossy
             .extend(wiring::allowlist_notes(*t, &opts.mcp_servers));

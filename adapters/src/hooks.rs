@@ -5,17 +5,19 @@ use crate::protocol::answer::{blocked, failure_reason, verdict, Answer, Decision
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{HookEvent, ProtocolError};
 use crate::protocol::fields::parse_object;
-use crate::{claude, codex, copilot, cursor, Agent};
+use crate::{claude, codex, copilot, cursor, gemini, windsurf, Agent};
 
 /// The hook dialect of `agent`; `None` for an agent without a hook (see
 /// [`Agent::has_hook`]).
 fn dialect(agent: Agent) -> Option<&'static Dialect> {
     match agent {
-        Agent::AgentsMd => None,
+        Agent::AgentsMd | Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro => None,
         Agent::Claude => Some(&claude::hook::DIALECT),
         Agent::Cursor => Some(&cursor::hook::DIALECT),
         Agent::Copilot => Some(&copilot::hook::DIALECT),
         Agent::Codex => Some(&codex::hook::DIALECT),
+        Agent::Gemini => Some(&gemini::hook::DIALECT),
+        Agent::Windsurf => Some(&windsurf::hook::DIALECT),
     }
 }
 
@@ -40,6 +42,10 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
         return Rendered::pass();
     };
     match dialect(ev.agent) {
+        Some(d) if d.by_exit => match decision {
+            Decision::Allow => Rendered::pass(),
+            Decision::Ask | Decision::Deny => blocked(String::new(), &reason, 2),
+        },
         Some(d) => Rendered {
             stdout: (d.answer)(&ev.event, decision, &reason),
             stderr: String::new(),
@@ -144,6 +150,8 @@ mod tests {
         for (agent, stdout, exit) in [
             (Agent::Claude, String::new(), 2),
             (Agent::Codex, String::new(), 2),
+            (Agent::Gemini, String::new(), 2),
+            (Agent::Windsurf, String::new(), 2),
             (Agent::Cursor, cursor + "\n", 2),
             (Agent::Copilot, copilot + "\n", 0),
         ] {

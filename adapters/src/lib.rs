@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`agent`] | [`Agent`], the one agent enum (every agent is a compile target; [`Agent::has_hook`] tells which run a hook) |
 //! | [`output`] | what emitters produce: [`Output`], [`Content`], [`JsonPart`], [`Lossy`] |
-//! | `agents_md/`, `claude/`, `codex/`, `copilot/`, `cursor/` | one folder per agent: `emit.rs` (its files) and `hook.rs` (its hook dialect; `AGENTS.md` has none) |
+//! | `agents_md/`, `claude/`, `codex/`, `copilot/`, `cursor/`, `gemini/`, `windsurf/`, `cline/`, `zed/`, `junie/`, `kiro/` | one folder per agent: `emit.rs` (its files) and `hook.rs` (its hook dialect; `AGENTS.md` has none) |
 //! | [`emit()`] | runs the chosen agents' emitters |
 //! | [`parse_event`], [`render`], [`render_failure`] | an agent's hook in its own dialect |
 //! | [`protocol`] | what every hook dialect shares: [`HookEvent`], [`Action`], [`Answer`], the JSON field readers, `apply_patch` bodies |
@@ -23,16 +23,22 @@
 pub mod agent;
 pub mod agents_md;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
 mod emitters;
+pub mod gemini;
 mod hooks;
+pub mod junie;
+pub mod kiro;
 pub mod merge;
 pub mod output;
 pub mod protocol;
 mod text;
+pub mod windsurf;
 pub mod wiring;
+pub mod zed;
 
 #[cfg(test)]
 mod test_support;
@@ -43,6 +49,6 @@ pub use hooks::{parse_event, render, render_failure};
 pub use output::{Content, Emitted, JsonPart, Lossy, Output, TomlKey};
 pub use protocol::{
     can_rewrite, render_routed, routed_argv, routed_command, Action, Answer, Edit, HookEvent,
-    ProtocolError, Rendered, Route,
+    McpEndpoint, ProtocolError, Rendered, Route,
 };
 pub use wiring::Mode;

@@ -66,10 +66,9 @@ fn json_key(path: &str, target: Agent, pointer: &str, value: Value) -> Output {
 
 /// The files the registration adds for `agent`, beside its emitter's own outputs. Claude
 /// Code's enable settings go into its `.claude/settings.json` output (see
-/// [`claude_settings_parts`]), since one path has one output. `servers` are the project's
-/// listed MCP servers (`[mcp] servers`): where the agent has a native allowlist of server
-/// names, it allows exactly those and ContextOS's own.
-pub fn registration(agent: Agent, servers: &[String]) -> Vec<Output> {
+/// [`claude_settings_parts`]) and Gemini CLI's whole registration into its
+/// `.gemini/settings.json` output, since one path has one output.
+pub fn registration(agent: Agent) -> Vec<Output> {
     let pointer = format!("/mcpServers/{MCP_SERVER}");
     match agent {
         Agent::Claude => vec![json_key(".mcp.json", agent, &pointer, server(true))],
@@ -91,27 +90,32 @@ pub fn registration(agent: Agent, servers: &[String]) -> Vec<Output> {
                 }],
             },
         }],
-        // Gemini CLI has no target of its own; it reads the same instructions as the
-        // other `AGENTS.md` agents, so its registration rides with that target. Its
-        // `mcp.allowed` is a native allowlist of server names: only the listed servers
-        // and ContextOS's connect (Gemini runs no ContextOS hook that could ask).
-        Agent::AgentsMd => vec![Output {
-            path: ".gemini/settings.json".into(),
-            target: agent,
-            content: Content::Json {
-                parts: vec![
-                    JsonPart::Key {
-                        pointer: pointer.clone(),
-                        value: server(false),
-                    },
-                    JsonPart::Key {
-                        pointer: "/mcp/allowed".into(),
-                        value: Value::Array(allowed(servers)),
-                    },
-                ],
-            },
-        }],
+        // `AGENTS.md` is an instruction file, not a program: nothing to register. Gemini
+        // CLI's registration is part of its `.gemini/settings.json` output (see
+        // [`gemini_settings_parts`]), since one path has one output.
+        Agent::AgentsMd | Agent::Gemini => Vec::new(),
+        // Windsurf reads MCP servers from the user's own `~/.codeium/windsurf/mcp_config.json`
+        // only; ContextOS writes no user-level files.
+        Agent::Windsurf => Vec::new(),
+        // Instructions-only targets: no MCP configuration is written for them.
+        Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro => Vec::new(),
     }
+}
+
+/// ContextOS's MCP parts of Gemini CLI's `.gemini/settings.json`: the server, and
+/// `mcp.allowed`, a native allowlist of server names — only the listed servers and
+/// ContextOS's own connect.
+pub fn gemini_settings_parts(servers: &[String]) -> Vec<JsonPart> {
+    vec![
+        JsonPart::Key {
+            pointer: format!("/mcpServers/{MCP_SERVER}"),
+            value: server(false),
+        },
+        JsonPart::Key {
+            pointer: "/mcp/allowed".into(),
+            value: Value::Array(allowed(servers)),
+        },
+    ]
 }
 
 /// The listed servers and ContextOS's own, sorted and once each.
@@ -147,10 +151,12 @@ pub fn allowlist_notes(agent: Agent, servers: &[String]) -> Vec<Lossy> {
         return Vec::new();
     }
     let what = match agent {
-        Agent::Claude | Agent::AgentsMd => return Vec::new(),
+        Agent::Claude | Agent::AgentsMd | Agent::Gemini => return Vec::new(),
         Agent::Cursor => "Cursor has no project allowlist of MCP servers",
         Agent::Copilot => "Copilot (`.vscode/mcp.json`, the CLI) has no project allowlist of MCP servers",
         Agent::Codex => "Codex can disable a server it knows by name but has no allowlist for servers added elsewhere",
+        Agent::Windsurf => "Windsurf has no project MCP configuration (its servers are the user's own)",
+        Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro => return Vec::new(),
     };
     vec![Lossy {
         target: agent,
@@ -195,7 +201,20 @@ mod tests {
     #[test]
     fn every_agent_registers_the_same_server() {
         for agent in Agent::ALL {
-            let outs = registration(agent, &[]);
+            let outs = registration(agent);
+            if matches!(
+                agent,
+                Agent::AgentsMd
+                    | Agent::Gemini
+                    | Agent::Windsurf
+                    | Agent::Cline
+                    | Agent::Zed
+                    | Agent::Junie
+                    | Agent::Kiro
+            ) {
+                assert!(outs.is_empty(), "{agent:?}");
+                continue;
+            }
             assert_eq!(outs.len(), 1, "{agent:?}");
             let value = match &outs[0].content {
                 Content::Json { parts } => match &parts[..] {
@@ -230,10 +249,14 @@ mod tests {
                 },
             ]
         );
-        let gemini = registration(Agent::AgentsMd, &listed);
-        let Content::Json { parts } = &gemini[0].content else {
-            panic!("{gemini:?}")
-        };
+        let parts = gemini_settings_parts(&listed);
+        assert_eq!(
+            parts[0],
+            JsonPart::Key {
+                pointer: "/mcpServers/contextos".into(),
+                value: json!({"command": "contextos", "args": ["mcp"]})
+            }
+        );
         assert!(parts.contains(&JsonPart::Key {
             pointer: "/mcp/allowed".into(),
             value: json!(["contextos", "github", "memory"])

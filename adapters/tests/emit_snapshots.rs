@@ -40,6 +40,8 @@ fn render_in(target: Agent, mode: Mode) -> String {
     let opts = EmitOptions {
         mode,
         mcp_servers: Vec::new(),
+        copilot_install: None,
+        claude_sandbox: false,
     };
     let e = emit(&example_set(), &[target], &opts);
     let mut s = String::new();
@@ -68,12 +70,18 @@ fn render_in(target: Agent, mode: Mode) -> String {
 }
 
 /// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
-const SNAPSHOTS: [(&str, Agent); 5] = [
+const SNAPSHOTS: [(&str, Agent); 11] = [
     ("agents_md", Agent::AgentsMd),
     ("claude_code", Agent::Claude),
     ("cursor", Agent::Cursor),
     ("github_copilot", Agent::Copilot),
     ("openai_codex", Agent::Codex),
+    ("gemini_cli", Agent::Gemini),
+    ("windsurf", Agent::Windsurf),
+    ("cline", Agent::Cline),
+    ("zed", Agent::Zed),
+    ("junie", Agent::Junie),
+    ("kiro", Agent::Kiro),
 ];
 
 #[test]

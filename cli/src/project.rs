@@ -54,6 +54,32 @@ pub struct CompileConfig {
     /// (`contextos init` writes the agents it found); every target when unset.
     #[serde(default)]
     pub targets: Option<Vec<String>>,
+    /// `[compile.copilot]`: how the Copilot target is compiled.
+    #[serde(default)]
+    pub copilot: CopilotConfig,
+    /// `[compile.claude]`: how the Claude Code target is compiled.
+    #[serde(default)]
+    pub claude: ClaudeConfig,
+}
+
+/// `[compile.claude]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaudeConfig {
+    /// Turn on Claude Code's OS sandbox for its Bash tool (`sandbox.*` in
+    /// `.claude/settings.json`), closed: no auto-allow for sandboxed commands, no way out.
+    #[serde(default)]
+    pub sandbox: bool,
+}
+
+/// `[compile.copilot]` in `contextos.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopilotConfig {
+    /// The command `.github/workflows/copilot-setup-steps.yml` runs to install `contextos`
+    /// for the Copilot cloud agent (where the team gets its builds from).
+    #[serde(default)]
+    pub install: Option<String>,
 }
 
 /// `[boundary]` in `contextos.toml`: how far `compile` wires the agents into ContextOS.

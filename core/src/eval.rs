@@ -500,6 +500,7 @@ fn attr<'a>(a: Attr, req: &'a Request) -> Result<V<'a>, String> {
         (Attr::NetIp, RequestKind::Net(n)) => V::Bool(crate::net::is_ip(&n.host)),
         (Attr::McpServer, RequestKind::Mcp(m)) => s(&m.server),
         (Attr::McpTool, RequestKind::Mcp(m)) => s(&m.tool),
+        (Attr::McpToolWords, RequestKind::Mcp(m)) => V::List(Cow::Owned(m.tool_words())),
         (Attr::McpArgs, RequestKind::Mcp(m)) => s(&m.args),
         (Attr::McpCarries, RequestKind::Mcp(m)) => V::List(Cow::Borrowed(&m.carries)),
         (Attr::McpListed, RequestKind::Mcp(m)) => V::Bool(m.listed),

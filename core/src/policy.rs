@@ -11,9 +11,10 @@ use contextos_grammar::ast::Effect;
 use std::collections::BTreeSet;
 
 /// The `let`s whose values the runtime reads beside the rules: `untrusted_reads` (file
-/// globs whose content taints the agent session that reads it) and `trusted_fetch_hosts`
-/// (host globs whose pages do not).
-pub const RUNTIME_LETS: &[&str] = &["untrusted_reads", "trusted_fetch_hosts"];
+/// globs whose content taints the agent session that reads it), `trusted_fetch_hosts`
+/// (host globs whose pages do not) and `secret_env_vars` (variable-name globs whose
+/// expansion in a command line that reaches the network sends a secret).
+pub const RUNTIME_LETS: &[&str] = &["untrusted_reads", "trusted_fetch_hosts", "secret_env_vars"];
 
 /// Everything compiled from the policy sources (stdlib, plugins, project): rules, defaults,
 /// guides, detectors and tests, plus the rule index and the compiled scripts that make

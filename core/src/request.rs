@@ -344,6 +344,32 @@ pub struct McpRequest {
 }
 
 impl McpRequest {
+    /// The tool's name as lower-case words: split at every character that is not a letter
+    /// or a digit, and at camelCase humps (`slackPostMessage`, `HTTPRequest`), so a verb is
+    /// found wherever it sits (`slack_post_message`, `github.create_issue`).
+    pub fn tool_words(&self) -> Vec<String> {
+        let mut words: Vec<String> = Vec::new();
+        for part in self.tool.split(|c: char| !c.is_alphanumeric()) {
+            let chars: Vec<char> = part.chars().collect();
+            let mut word = String::new();
+            for (i, &c) in chars.iter().enumerate() {
+                let hump = i > 0
+                    && c.is_uppercase()
+                    && (chars[i - 1].is_lowercase()
+                        || chars[i - 1].is_ascii_digit()
+                        || chars.get(i + 1).is_some_and(|n| n.is_lowercase()));
+                if hump && !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                word.extend(c.to_lowercase());
+            }
+            if !word.is_empty() {
+                words.push(word);
+            }
+        }
+        words
+    }
+
     /// What `mcp` rule patterns match: `SERVER/TOOL`.
     pub fn subject(&self) -> String {
         format!("{}/{}", self.server, self.tool)

@@ -139,6 +139,8 @@ pub enum Attr {
     McpServer,
     /// `mcp.tool`: the tool's name.
     McpTool,
+    /// `mcp.tool_words`: the tool's name split into lower-case words.
+    McpToolWords,
     /// `mcp.args`: the call's arguments as compact JSON text.
     McpArgs,
     /// `mcp.carries`: secret material in the arguments.
@@ -529,6 +531,13 @@ pub const ATTRS: &[AttrInfo] = &[
         ty: Ty::Str,
         domain: Some(Domain::Mcp),
         doc: "MCP tool name",
+    },
+    AttrInfo {
+        names: &["mcp.tool_words"],
+        attr: Attr::McpToolWords,
+        ty: Ty::List,
+        domain: Some(Domain::Mcp),
+        doc: "the tool's name split into lower-case words (at `_`, `-`, `.`, `/` and camelCase humps)",
     },
     AttrInfo {
         names: &["mcp.args"],

@@ -208,11 +208,21 @@ fn decide_commands(
         // Every file the command touches, resolved where it lands.
         let mut targets: Vec<Target> = Vec::new();
         let mut dynamic_targets = false;
+        // Redirections to `/dev/tcp/HOST/PORT` open connections, not files.
+        let mut sockets: Vec<(String, &str)> = Vec::new();
+        for t in cmd.writes.iter().chain(&cmd.reads) {
+            if let Some(s) = crate::shell_net::dev_socket(t) {
+                if !sockets.contains(&s) {
+                    sockets.push(s);
+                }
+            }
+        }
         let listed = cmd
             .writes
             .iter()
             .map(|t| (PathOp::Write, t.as_str(), false))
             .chain(cmd.reads.iter().map(|t| (PathOp::Read, t.as_str(), false)))
+            .filter(|(_, t, _)| crate::shell_net::dev_socket(t).is_none())
             .chain(
                 fx.effects
                     .iter()
@@ -313,7 +323,12 @@ fn decide_commands(
                 .filter(|t| t.op != PathOp::Read && !t.guess)
                 .map(|t| t.place.clone())
                 .collect(),
-            network: fx.network.clone(),
+            network: fx
+                .network
+                .iter()
+                .cloned()
+                .chain(sockets.iter().map(|(t, _)| t.clone()))
+                .collect(),
             runs: fx
                 .code
                 .iter()
@@ -378,16 +393,21 @@ fn decide_commands(
         for dest in &fx.network {
             reaches.push(Reach::of(&req, dest));
         }
+        for (target, proto) in &sockets {
+            reaches.push(Reach::socket(target.clone(), proto));
+        }
         let (links, downloads) = learn(&fx, &req, &resolve);
         state.links.extend(links);
         state.downloaded.extend(downloads);
     }
     if !reaches.is_empty() {
+        let mut carries = opts.carries.to_vec();
+        carries.extend(crate::shell_net::secret_env_carries(set, &line));
         parts.extend(crate::shell_net::decide_reaches(
             set,
             &reaches,
             &line_reads,
-            opts.carries,
+            &carries,
             role.as_deref(),
             session.as_ref(),
             eval,

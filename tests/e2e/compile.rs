@@ -462,3 +462,201 @@ fn every_native_deny_is_also_a_hook_deny() {
     }
     assert!(checked >= 10, "only {checked} deny entries checked");
 }
+
+/// `--target gemini`: Gemini CLI's files in their documented formats (settings JSON with
+/// `context.fileName`, the `BeforeTool` hook with a millisecond timeout and the MCP
+/// server; policy-engine TOML `[[rule]]`s; a gitignore-syntax `.geminiignore`), the
+/// user's own settings, hooks and ignore lines kept, `AGENTS.md` compiled along, and a
+/// second run in sync.
+#[test]
+fn gemini_target_writes_its_documented_files_and_keeps_the_users() {
+    let d = project();
+    std::fs::create_dir_all(d.path().join(".gemini")).unwrap();
+    std::fs::write(
+        d.path().join(".gemini/settings.json"),
+        r#"{"model": {"name": "gemini-2.5-pro"}, "context": {"fileName": ["NOTES.md"]},
+            "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "./lint.sh"}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(d.path().join(".geminiignore"), "node_modules/\n").unwrap();
+    let o = run(d.path(), &["compile", "--target", "gemini"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+
+    let s: serde_json::Value =
+        serde_json::from_str(&read(d.path(), ".gemini/settings.json")).unwrap();
+    assert_eq!(s["model"]["name"], "gemini-2.5-pro");
+    assert_eq!(
+        s["context"]["fileName"],
+        serde_json::json!(["NOTES.md", "AGENTS.md", "GEMINI.md"])
+    );
+    let before = s["hooks"]["BeforeTool"].as_array().unwrap();
+    assert_eq!(before[0]["hooks"][0]["command"], "./lint.sh");
+    let ours = &before[1]["hooks"][0];
+    assert_eq!(ours["type"], "command");
+    assert_eq!(ours["command"], "contextos hook gemini");
+    assert!(ours["timeout"].as_u64().unwrap() >= 1000, "milliseconds");
+    assert_eq!(
+        s["hooks"]["AfterTool"][0]["hooks"][0]["command"],
+        "contextos hook gemini"
+    );
+    assert_eq!(s["mcpServers"]["contextos"]["command"], "contextos");
+    assert_eq!(s["mcp"]["allowed"], serde_json::json!(["contextos"]));
+
+    let policy: toml::Value =
+        toml::from_str(&read(d.path(), ".gemini/policies/contextos.toml")).unwrap();
+    let rules = policy["rule"].as_array().unwrap();
+    assert!(!rules.is_empty());
+    for r in rules {
+        let t = r.as_table().unwrap();
+        let mut keys: Vec<&str> = t.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["commandPrefix", "decision", "priority", "toolName"]);
+        assert_eq!(t["toolName"].as_str(), Some("run_shell_command"));
+        assert!(matches!(t["decision"].as_str(), Some("deny" | "ask_user")));
+        assert!((0..=999).contains(&t["priority"].as_integer().unwrap()));
+    }
+    assert!(rules
+        .iter()
+        .any(|r| r["commandPrefix"].as_str() == Some("git push --force")
+            && r["decision"].as_str() == Some("deny")));
+
+    let ignore = read(d.path(), ".geminiignore");
+    assert!(ignore.starts_with("node_modules/\n"), "{ignore}");
+    assert!(ignore.lines().any(|l| l == "**/.env"), "{ignore}");
+    assert!(read(d.path(), "AGENTS.md").contains("contextos"));
+    assert!(!d.path().join("GEMINI.md").exists());
+
+    let o = run(d.path(), &["compile", "--target", "gemini"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}
+
+/// `--target windsurf`: glob rules with YAML front matter (`trigger: glob`, one `globs`
+/// pattern), Cascade hooks in `.windsurf/hooks.json` next to the user's own, and the
+/// user's `.codeiumignore` lines kept.
+#[test]
+fn windsurf_target_writes_its_documented_files_and_keeps_the_users() {
+    let d = project();
+    std::fs::create_dir_all(d.path().join(".windsurf")).unwrap();
+    std::fs::write(
+        d.path().join(".windsurf/hooks.json"),
+        r#"{"hooks": {"post_write_code": [{"command": "./fmt.sh"}], "pre_run_command": [{"command": "./audit.sh", "show_output": false}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(d.path().join(".codeiumignore"), "dist/\n").unwrap();
+    let o = run(d.path(), &["compile", "--target", "windsurf"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+
+    let rule = read(d.path(), ".windsurf/rules/ctx-layering.md");
+    let (front, body) = rule
+        .strip_prefix("---\n")
+        .and_then(|r| r.split_once("\n---\n"))
+        .unwrap_or_else(|| panic!("no front matter: {rule}"));
+    let keys: Vec<(&str, &str)> = front
+        .lines()
+        .map(|l| l.split_once(": ").unwrap_or_else(|| panic!("{l}")))
+        .collect();
+    assert_eq!(keys, [("trigger", "glob"), ("globs", "\"src/api/**\"")]);
+    assert!(body.contains("# Service layering"), "{body}");
+
+    let hooks: serde_json::Value =
+        serde_json::from_str(&read(d.path(), ".windsurf/hooks.json")).unwrap();
+    assert_eq!(hooks["hooks"]["post_write_code"][0]["command"], "./fmt.sh");
+    let run_cmd = hooks["hooks"]["pre_run_command"].as_array().unwrap();
+    assert_eq!(run_cmd[0]["command"], "./audit.sh");
+    for event in [
+        "pre_read_code",
+        "pre_write_code",
+        "pre_run_command",
+        "pre_mcp_tool_use",
+    ] {
+        let ours = hooks["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["command"] == "contextos hook windsurf")
+            .unwrap_or_else(|| panic!("{event}: {hooks}"));
+        assert_eq!(ours["show_output"], true);
+    }
+    let ignore = read(d.path(), ".codeiumignore");
+    assert!(
+        ignore.starts_with("dist/\n") && ignore.contains("\n**/.env\n"),
+        "{ignore}"
+    );
+    assert!(read(d.path(), "AGENTS.md").contains("contextos"));
+    let o = run(d.path(), &["compile", "--target", "windsurf"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}
+
+/// `--target cline,zed`: Cline's rule files carry `paths:` as a YAML list; Zed's `.rules`
+/// (the first file Zed reads, before `.github/copilot-instructions.md`) carries the full
+/// project instructions, not the Copilot pointer, and keeps the user's own text.
+#[test]
+fn cline_rules_and_zed_rules_file() {
+    let d = project();
+    std::fs::write(d.path().join(".rules"), "Team note: be kind.\n").unwrap();
+    let o = run(d.path(), &["compile", "--target", "cline,zed,copilot"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let cline = read(d.path(), ".clinerules/ctx-layering.md");
+    assert!(
+        cline.starts_with("---\npaths:\n  - \"src/api/**\"\n---\n"),
+        "{cline}"
+    );
+    let rules = read(d.path(), ".rules");
+    assert!(rules.starts_with("Team note: be kind.\n"), "{rules}");
+    assert!(rules.contains("## Project rules (ContextOS)"), "{rules}");
+    assert!(
+        rules.contains("no-force-push") || rules.contains("git push --force"),
+        "{rules}"
+    );
+    let o = run(d.path(), &["compile", "--target", "cline,zed,copilot"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}
+
+/// Cursor CLI's `.cursor/cli.json` (only `permissions`, deny entries of the documented
+/// `Read(…)`/`Write(…)`/`Shell(…)` forms, the user's own kept), `.cursorignore`, Junie's
+/// guidelines and Kiro's `fileMatch` steering.
+#[test]
+fn cursor_cli_junie_and_kiro_files() {
+    let d = project();
+    std::fs::create_dir_all(d.path().join(".cursor")).unwrap();
+    std::fs::write(
+        d.path().join(".cursor/cli.json"),
+        r#"{"permissions": {"allow": ["Shell(ls)"], "deny": ["Shell(curl)"]}}"#,
+    )
+    .unwrap();
+    let o = run(d.path(), &["compile", "--target", "cursor,junie,kiro"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let cli: serde_json::Value = serde_json::from_str(&read(d.path(), ".cursor/cli.json")).unwrap();
+    assert_eq!(
+        cli["permissions"]["allow"],
+        serde_json::json!(["Shell(ls)"])
+    );
+    let deny: Vec<&str> = cli["permissions"]["deny"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(deny[0], "Shell(curl)");
+    assert!(deny.contains(&"Write(.cursor/hooks.json)"), "{deny:?}");
+    for d in &deny {
+        assert!(
+            ["Read(", "Write(", "Shell("]
+                .iter()
+                .any(|p| d.starts_with(p))
+                && d.ends_with(')'),
+            "{d}"
+        );
+    }
+    assert!(read(d.path(), ".cursorignore").contains("\n**/.env\n"));
+    assert!(read(d.path(), ".junie/guidelines.md").contains("## Project rules (ContextOS)"));
+    let kiro = read(d.path(), ".kiro/steering/ctx-layering.md");
+    assert!(
+        kiro.starts_with("---\ninclusion: fileMatch\nfileMatchPattern: \"src/api/**\"\n---\n"),
+        "{kiro}"
+    );
+    assert!(read(d.path(), "AGENTS.md").contains("contextos"));
+    let o = run(d.path(), &["compile", "--target", "cursor,junie,kiro"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}

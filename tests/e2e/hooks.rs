@@ -24,7 +24,8 @@ impl Hook {
             .pointer("/hookSpecificOutput/permissionDecision")
             .or_else(|| v.pointer("/hookSpecificOutput/decision/behavior"))
             .or_else(|| v.get("permission"))
-            .or_else(|| v.get("permissionDecision"));
+            .or_else(|| v.get("permissionDecision"))
+            .or_else(|| v.get("decision"));
         found
             .and_then(Value::as_str)
             .unwrap_or_else(|| panic!("no decision in {}", self.stdout))
@@ -266,8 +267,9 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ),
     ("cursor", "before-shell-rm-home", "deny", "std-exec-rm-root"),
     ("cursor", "pretooluse-delete-migration", "pass", ""),
-    // preToolUse cannot ask: the unlisted server's call is denied.
-    ("cursor", "pretooluse-mcp", "deny", "std-mcp-unlisted"),
+    // preToolUse names no server: the call's beforeMCPExecution judges it, and preToolUse
+    // only what the arguments carry.
+    ("cursor", "pretooluse-mcp", "pass", ""),
     // preToolUse cannot ask in Cursor: the ask becomes a deny that says so.
     ("cursor", "pretooluse-read-env", "deny", "std-secret-read"),
     (
@@ -321,6 +323,13 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ("copilot", "str-replace-editor-str-replace", "pass", ""),
     ("copilot", "str-replace-editor-view", "pass", ""),
     ("copilot", "task-no-action", "pass", ""),
+    // The CLI's `SERVER-TOOL` MCP names: a server the project does not list is asked.
+    (
+        "copilot",
+        "mcp-github-create-issue",
+        "ask",
+        "std-mcp-unlisted",
+    ),
     (
         "copilot",
         "view-ssh-key",
@@ -345,6 +354,53 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
     ("codex", "bash-git-push-force", "deny", "would ask"),
     // Codex cannot ask: what no rule covers in bypassPermissions mode is denied.
     ("codex", "bash-uncovered-bypass", "deny", "make deploy-prod"),
+    // Gemini CLI: `decision`/`reason`, no ask.
+    ("gemini", "after-tool-shell", "pass", ""),
+    ("gemini", "before-glob-rs", "pass", ""),
+    ("gemini", "before-google-web-search", "pass", ""),
+    ("gemini", "before-list-directory-src", "pass", ""),
+    ("gemini", "before-mcp-github", "deny", "std-mcp-unlisted"),
+    ("gemini", "before-read-many-env", "deny", "would ask"),
+    (
+        "gemini",
+        "before-read-ssh-key",
+        "deny",
+        "std-credential-file-read",
+    ),
+    (
+        "gemini",
+        "before-replace-gemini-settings",
+        "deny",
+        "std-self-protection",
+    ),
+    ("gemini", "before-replace-src-lib", "pass", ""),
+    (
+        "gemini",
+        "before-shell-cargo-test",
+        "allow",
+        "std-exec-read-only",
+    ),
+    // `dir_path` is where the command runs: `rm -f hooks/pre-commit` in `.git`.
+    (
+        "gemini",
+        "before-shell-dir-path-git-hooks",
+        "deny",
+        "std-self-protection-delete",
+    ),
+    (
+        "gemini",
+        "before-shell-git-push-force",
+        "deny",
+        "std-exec-force-push",
+    ),
+    ("gemini", "before-shell-rm-home", "deny", "std-exec-rm-root"),
+    ("gemini", "before-web-fetch-docs", "pass", ""),
+    (
+        "gemini",
+        "before-write-git-hook",
+        "deny",
+        "std-self-protection",
+    ),
 ];
 
 #[test]
@@ -406,7 +462,7 @@ fn other_agents_running_the_claude_hook_are_answered_in_their_dialect() {
 #[test]
 fn every_fixture_is_in_the_table() {
     let base = format!("{}/../tests/e2e/fixtures/hooks", env!("CARGO_MANIFEST_DIR"));
-    for agent in ["claude", "cursor", "copilot", "codex"] {
+    for agent in ["claude", "cursor", "copilot", "codex", "gemini"] {
         for e in std::fs::read_dir(format!("{base}/{agent}")).unwrap() {
             let name = e
                 .unwrap()
@@ -421,6 +477,78 @@ fn every_fixture_is_in_the_table() {
             );
         }
     }
+}
+
+/// Gemini CLI reads exactly `decision` (`deny` | `allow`) and `reason` from stdout on exit
+/// 0, and blocks on exit 2 with the reason on stderr (its hooks reference): a deny, an
+/// allow and a payload ContextOS cannot read, through the real binary.
+#[test]
+fn gemini_answers_in_its_documented_shape() {
+    let p = Proj::new();
+    let h = p.hook("gemini", &fixture("gemini", "before-shell-rm-home"), &[]);
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["decision", "reason"], "{v}");
+    assert_eq!(v["decision"], "deny");
+    let h = p.hook("gemini", &fixture("gemini", "before-write-git-hook"), &[]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&h.stdout).unwrap()["decision"],
+        "deny"
+    );
+    let _ = std::fs::remove_dir_all(p.root().join(".contextos/state/sessions/agents"));
+    let h = p.hook("gemini", &fixture("gemini", "before-shell-cargo-test"), &[]);
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    assert_eq!((h.code, v["decision"].as_str()), (0, Some("allow")), "{v}");
+    // Nothing to judge: no output at all, which Gemini reads as "go on".
+    let h = p.hook("gemini", &fixture("gemini", "before-replace-src-lib"), &[]);
+    assert_eq!((h.code, h.stdout.as_str()), (0, ""), "{}", h.stderr);
+    // A BeforeTool payload without its tool input blocks with exit 2.
+    let h = p.hook(
+        "gemini",
+        r#"{"hook_event_name":"BeforeTool","tool_name":"write_file","cwd":"/repo"}"#,
+        &[],
+    );
+    assert_eq!((h.code, h.stdout.as_str()), (2, ""));
+    assert!(h.stderr.contains("`tool_input` is missing"), "{}", h.stderr);
+}
+
+/// Windsurf's Cascade hooks read no output: exit 2 blocks a `pre_*` action and shows
+/// stderr, exit 0 lets it run. Every fixture through the real binary: (exit, a rule or
+/// phrase stderr names).
+#[test]
+fn windsurf_answers_by_exit_code_alone() {
+    let p = Proj::new();
+    let cases: &[(&str, i32, &str)] = &[
+        ("post-run-command", 0, ""),
+        ("pre-mcp-tool-use-github", 2, "std-mcp-unlisted"),
+        ("pre-read-code-src-lib", 0, ""),
+        ("pre-read-code-ssh-key", 2, "std-credential-file-read"),
+        ("pre-run-command-cargo-test", 0, ""),
+        ("pre-run-command-git-push-force", 2, "would ask"),
+        ("pre-run-command-rm-home", 2, "std-exec-rm-root"),
+        ("pre-write-code-git-hook", 2, "std-self-protection"),
+        ("pre-write-code-src-lib", 0, ""),
+        ("pre-write-code-windsurf-hooks", 2, "std-self-protection"),
+    ];
+    let base = format!(
+        "{}/../tests/e2e/fixtures/hooks/windsurf",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let on_disk = std::fs::read_dir(&base).unwrap().count();
+    assert_eq!(on_disk, cases.len(), "every windsurf fixture has a case");
+    let mut failures = Vec::new();
+    for (name, code, names) in cases {
+        let _ = std::fs::remove_dir_all(p.root().join(".contextos/state/sessions/agents"));
+        let h = p.hook("windsurf", &fixture("windsurf", name), &[]);
+        if h.code != *code || !h.stdout.is_empty() || !h.stderr.contains(names) {
+            failures.push(format!(
+                "windsurf/{name}: exit {} (want {code} naming {names:?})\n  stdout: {}\n  stderr: {}",
+                h.code, h.stdout, h.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 fn claude_bash(cmd: &str) -> String {

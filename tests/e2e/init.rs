@@ -236,6 +236,51 @@ fn init_never_overwrites_the_users_files_and_agents_chooses() {
     );
 }
 
+/// A repository that already prepares the Copilot cloud agent with its own
+/// `copilot-setup-steps.yml` keeps it: `init` succeeds, says so, and a second run is clean.
+#[test]
+fn init_keeps_the_users_copilot_setup_steps() {
+    let r = Repo::new();
+    let own = "name: Copilot setup steps\non: workflow_dispatch\njobs:\n  copilot-setup-steps:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ./install-tools.sh\n";
+    r.write(".github/workflows/copilot-setup-steps.yml", own);
+    let out = r.init(&["--agents", "copilot", "--no-git-hook"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(r.read(".github/workflows/copilot-setup-steps.yml"), own);
+    assert!(r.root().join(".github/hooks/contextos.json").is_file());
+    assert!(
+        out.stderr
+            .contains("own Copilot setup workflow is kept as written"),
+        "{}",
+        out.stderr
+    );
+    let before = r.snapshot();
+    let again = r.init(&["--agents", "copilot", "--no-git-hook"]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert_eq!(r.snapshot(), before);
+}
+
+/// `[compile.copilot] install` is the command the setup workflow runs.
+#[test]
+fn the_copilot_install_command_comes_from_the_configuration() {
+    let r = Repo::new();
+    r.write(
+        "contextos.toml",
+        "[policies]\nstdlib = true\n\n[compile]\ntargets = [\"copilot\"]\n\n[compile.copilot]\ninstall = \"cargo install --locked --git https://git.acme.test/contextos --tag v0.1.0 contextos\"\n",
+    );
+    let out = r.init(&["--agents", "copilot", "--no-git-hook"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let wf = r.read(".github/workflows/copilot-setup-steps.yml");
+    assert!(
+        wf.contains("        run: \"cargo install --locked --git https://git.acme.test/contextos --tag v0.1.0 contextos\"\n"),
+        "{wf}"
+    );
+    assert!(
+        !out.stderr.contains("[compile.copilot] install"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// The completion scripts and manual pages come from the same command definitions: every
 /// subcommand is in them.
 #[test]

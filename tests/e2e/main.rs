@@ -13,6 +13,7 @@ mod coverage;
 mod decide_request;
 mod diff;
 mod egress;
+mod egress_agents;
 mod exec_corpus;
 mod explain_query;
 mod githook;

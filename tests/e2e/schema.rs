@@ -190,3 +190,38 @@ fn compiled_claude_settings_match_the_schemastore_schema() {
         "no `contextos hook claude` in hooks.PreToolUse:\n{text}"
     );
 }
+
+/// `[compile.claude] sandbox = true`: the sandbox keys Claude Code documents, accepted by
+/// the vendored schema, next to the user's own `sandbox` settings.
+#[test]
+fn the_opt_in_sandbox_settings_match_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let pol = root.join(".contextos/policies");
+    std::fs::create_dir_all(&pol).unwrap();
+    std::fs::write(pol.join("main.policy"), EXAMPLE_POLICY).unwrap();
+    std::fs::write(
+        root.join("contextos.toml"),
+        "[compile]\ntargets = [\"claude\"]\n\n[compile.claude]\nsandbox = true\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        r#"{"sandbox":{"excludedCommands":["docker"]}}"#,
+    )
+    .unwrap();
+    let (code, out) = compile(root, home.path());
+    assert_eq!(code, 0, "compile failed:\n{out}");
+    let text = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let errors = violations(&validator(), &doc);
+    assert!(errors.is_empty(), "{}\n{text}", errors.join("\n"));
+    assert_eq!(
+        doc["sandbox"],
+        serde_json::json!({"excludedCommands": ["docker"], "enabled": true,
+            "autoAllowBashIfSandboxed": false, "allowUnsandboxedCommands": false})
+    );
+}

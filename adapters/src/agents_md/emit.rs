@@ -101,13 +101,14 @@ fn nested_md(dir: &str, guides: &[&CompiledGuide]) -> String {
     out
 }
 
-fn agents_md(set: &PolicySet) -> String {
+pub(crate) fn agents_md(set: &PolicySet) -> String {
     let rules = sorted_rules(set);
     let guides = sorted_guides(set);
     let mut out = String::from("## Project rules (ContextOS)\n\n");
     out.push_str(
         "Generated from the project's policies (`.contextos/policies/`). Agents that run the \
-         ContextOS hook (Claude Code, Cursor, GitHub Copilot, Codex) have their tool calls \
+         ContextOS hook (Claude Code, Cursor, GitHub Copilot, Codex, Gemini CLI, Windsurf) have \
+         their tool calls \
          checked against the rules below: a denied call is blocked, an asked one waits for a \
          human. Every agent is expected to stay inside them, which also saves turns.\n\n",
     );
@@ -260,7 +261,7 @@ role reviewer {
         let text = block_text(&emit(&set), "AGENTS.md");
         let want = "## Project rules (ContextOS)
 
-Generated from the project's policies (`.contextos/policies/`). Agents that run the ContextOS hook (Claude Code, Cursor, GitHub Copilot, Codex) have their tool calls checked against the rules below: a denied call is blocked, an asked one waits for a human. Every agent is expected to stay inside them, which also saves turns.
+Generated from the project's policies (`.contextos/policies/`). Agents that run the ContextOS hook (Claude Code, Cursor, GitHub Copilot, Codex, Gemini CLI, Windsurf) have their tool calls checked against the rules below: a denied call is blocked, an asked one waits for a human. Every agent is expected to stay inside them, which also saves turns.
 
 Where no rule matches: path allow, exec ask, plugin deny, commit allow, net deny, mcp deny.
 

@@ -128,6 +128,11 @@ pub fn emit(set: &PolicySet, opts: &EmitOptions) -> Emitted {
             ]
             .into_iter()
             .chain(claude_settings_parts(&opts.mcp_servers))
+            .chain(if opts.claude_sandbox {
+                sandbox_parts()
+            } else {
+                Vec::new()
+            })
             .collect(),
         },
     });
@@ -137,6 +142,28 @@ pub fn emit(set: &PolicySet, opts: &EmitOptions) -> Emitted {
         outputs,
         lossy: perms.lossy,
     }
+}
+
+/// Claude Code's OS sandbox for the Bash tool, opted into with `[compile.claude] sandbox`:
+/// `enabled`, and closed both ways — `autoAllowBashIfSandboxed: false` (by default a
+/// sandboxed command skips the `ask` rules, which would widen them) and
+/// `allowUnsandboxedCommands: false` (no `dangerouslyDisableSandbox` escape). No
+/// `filesystem` paths are written: Claude Code merges the `Read(…)` and `Edit(…)` deny
+/// rules above into the sandbox's boundary itself, and its sandbox paths use other anchors
+/// than permission rules. No `network` domains either: which hosts a project may reach is
+/// decided per request by the hook (taint, carried secrets), which no static list says.
+pub fn sandbox_parts() -> Vec<JsonPart> {
+    [
+        ("/sandbox/enabled", true),
+        ("/sandbox/autoAllowBashIfSandboxed", false),
+        ("/sandbox/allowUnsandboxedCommands", false),
+    ]
+    .into_iter()
+    .map(|(pointer, on)| JsonPart::Key {
+        pointer: pointer.into(),
+        value: Value::Bool(on),
+    })
+    .collect()
 }
 
 fn claude_md() -> String {
@@ -437,7 +464,7 @@ pub(crate) mod tests {
     fn opts(mode: Mode) -> EmitOptions {
         EmitOptions {
             mode,
-            mcp_servers: Vec::new(),
+            ..EmitOptions::default()
         }
     }
     use super::*;
@@ -479,6 +506,44 @@ pub(crate) mod tests {
                 .push(l.message.as_str());
             m
         })
+    }
+
+    /// `[compile.claude] sandbox` adds exactly the three closed sandbox keys; without it
+    /// `sandbox` is not touched.
+    #[test]
+    fn the_sandbox_is_opt_in_and_closed() {
+        let set = full();
+        let settings = |e: &Emitted| match content(e, SETTINGS) {
+            Some(Content::Json { parts }) => parts.clone(),
+            other => panic!("{other:?}"),
+        };
+        let off = settings(&emit(&set, &opts(Mode::Guard)));
+        assert!(!format!("{off:?}").contains("/sandbox"));
+        let on = settings(&emit(
+            &set,
+            &EmitOptions {
+                claude_sandbox: true,
+                ..EmitOptions::default()
+            },
+        ));
+        let sandbox: Vec<(String, Value)> = on
+            .iter()
+            .filter_map(|p| match p {
+                JsonPart::Key { pointer, value } if pointer.starts_with("/sandbox") => {
+                    Some((pointer.clone(), value.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            sandbox,
+            vec![
+                ("/sandbox/enabled".into(), json!(true)),
+                ("/sandbox/autoAllowBashIfSandboxed".into(), json!(false)),
+                ("/sandbox/allowUnsandboxedCommands".into(), json!(false)),
+            ]
+        );
+        assert_eq!(on.len(), off.len() + 3);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::protocol::answer::{to_line, Decision, PermissionDecision};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
     args_object, edit, glob_reads, loose_str, observed, opt_owned, path, req_str, shell, text_of,
     Obj, ToolActions,
@@ -20,6 +20,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     // `preToolUse` command hooks fail closed on non-zero exits), so a failure blocks
     // whichever of them started `contextos hook claude`.
     failure: Failure::ExitTwo,
+    by_exit: false,
 };
 
 /// Who sent an event to `contextos hook claude`. `.claude/settings.json` is read by more
@@ -213,7 +214,7 @@ pub(crate) fn claude_edits(tool: &str, input: &Obj) -> Vec<Edit> {
 }
 
 /// `mcp__<server>__<tool>`; the server is the part up to the first `__` after the prefix.
-fn claude_mcp(name: &str, input: &Obj) -> Action {
+pub(crate) fn claude_mcp(name: &str, input: &Obj) -> Action {
     let rest = name.strip_prefix("mcp__").unwrap_or(name);
     let args = Some(serde_json::Value::Object(input.clone()));
     match rest.split_once("__") {
@@ -221,11 +222,13 @@ fn claude_mcp(name: &str, input: &Obj) -> Action {
             server: Some(server.to_owned()),
             tool: tool.to_owned(),
             args,
+            endpoint: McpEndpoint::Named,
         },
         _ => Action::Mcp {
             server: None,
             tool: rest.to_owned(),
             args,
+            endpoint: McpEndpoint::Named,
         },
     }
 }

@@ -14,7 +14,7 @@
 //! strictest reading, since VS Code's tool set grows faster than this table.
 
 use crate::protocol::apply_patch::{apply_patch_actions, apply_patch_edits};
-use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
     args_object, edit, glob_reads, loose_str, opt_owned, opt_str, path, paths_from, perr, req_str,
     shell, text_of, Obj,
@@ -93,6 +93,7 @@ fn actions(tool: &str, input: &Obj, label: &str) -> Result<Vec<Action>, Protocol
             server: None,
             tool: t.to_owned(),
             args: Some(Value::Object(input.clone())),
+            endpoint: McpEndpoint::Named,
         }],
         _ => unknown_tool_paths(input, label)?,
     })

@@ -15,6 +15,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     parse: |obj| parse_envelope(obj, Agent::Codex, judged, codex_actions, codex_edits),
     answer: pre_tool_use,
     failure: Failure::ExitTwo,
+    by_exit: false,
 };
 
 /// Only `PreToolUse` is judged, and it cannot ask.

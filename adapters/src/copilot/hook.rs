@@ -8,7 +8,7 @@
 use crate::protocol::answer::{to_line, Decision, PermissionDecision};
 use crate::protocol::apply_patch::{apply_patch_actions, apply_patch_edits};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
     args_object, edit, glob_reads, loose_str, opt_owned, opt_str, paths_from, perr, req_str, shell,
     text_of, Obj,
@@ -22,6 +22,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     answer,
     // A deny on exit 0 binds on every Copilot release (older ones skipped non-zero exits).
     failure: Failure::DenyAnswer { exit: 0 },
+    by_exit: false,
 };
 
 /// A Copilot event, in either dialect; also what `contextos hook claude` hands over when
@@ -171,6 +172,13 @@ fn copilot_actions(
         "grep" => glob_reads(&input, &PATH_KEYS, "glob", true, label)?,
         "web_fetch" => vec![Action::Fetch {
             url: req_str(&input, "url", label)?.to_owned(),
+        }],
+        // The CLI names MCP tools `SERVER-TOOL`; its own tools have no `-` in their names.
+        _ if tool.contains('-') => vec![Action::Mcp {
+            server: None,
+            tool: tool.to_owned(),
+            args: Some(Value::Object(input.clone())),
+            endpoint: McpEndpoint::Prefixed,
         }],
         _ => Vec::new(),
     })

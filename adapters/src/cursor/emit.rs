@@ -16,11 +16,16 @@
 //! Rules are not repeated in `.mdc` files: Cursor reads `AGENTS.md`, which carries them —
 //! and, when `AGENTS.md` is compiled too, neither are the always-applying project-wide
 //! guides it carries.
-//! Enforcement is the hook, registered fail-closed on every event it judges.
+//! Enforcement is the hook, registered fail-closed on every event it judges. The Cursor CLI
+//! also gets native denies in `.cursor/cli.json` (`permissions.deny`: `Read(…)`,
+//! `Write(…)`, `Shell(…)`, see `cli_denies`), and `.cursorignore` (a managed block) lists
+//! the project paths of read denies and asks (`beforeReadFile` cannot ask).
 
-use crate::text::globs::comma_globs;
+use crate::text::globs::{comma_globs, expand_braces};
 use crate::text::guides::{guide_stems, push_guide_body, GENERATED_HEADER};
+use crate::text::ignore::{ignore_block, read_deny_patterns};
 use crate::text::markdown::{glob_list, md_code, md_inline};
+use crate::text::rules::literal_words;
 use crate::text::yaml::{frontmatter, Fm};
 use crate::{Agent, Content, Emitted, JsonPart, Lossy, Output};
 use contextos_core::policy::GuideApply;
@@ -83,6 +88,26 @@ pub fn emit(set: &PolicySet, with_agents_md: bool) -> Emitted {
         target: Agent::Cursor,
         content: Content::Json { parts },
     });
+    outputs.push(Output {
+        path: ".cursor/cli.json".into(),
+        target: Agent::Cursor,
+        content: Content::Json {
+            parts: vec![JsonPart::Items {
+                pointer: "/permissions/deny".into(),
+                items: cli_denies(set).into_iter().map(Value::String).collect(),
+            }],
+        },
+    });
+    let ignored = read_deny_patterns(set, true);
+    if !ignored.is_empty() {
+        outputs.push(Output {
+            path: ".cursorignore".into(),
+            target: Agent::Cursor,
+            content: Content::Block {
+                text: ignore_block("Cursor", &ignored),
+            },
+        });
+    }
     outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
 
     let mut lossy: Vec<Lossy> = set
@@ -106,6 +131,47 @@ pub fn emit(set: &PolicySet, with_agents_md: bool) -> Emitted {
         .collect();
     lossy.sort_by(|a, b| a.rule.as_bytes().cmp(b.rule.as_bytes()));
     Emitted { outputs, lossy }
+}
+
+/// The Cursor CLI's native denies (`.cursor/cli.json` `permissions.deny`; the CLI has no
+/// ask, and ContextOS writes no allow): `Read(glob)` and `Write(glob)` for the path denies
+/// of rules without a role or a condition, and `Shell(program)` for an exec deny whose
+/// pattern is one literal word (`terraform *`, `shred`) — `Shell(…)` names a command base,
+/// so a longer pattern (`git push --force *`) would deny every `git` command and is left to
+/// the hook. Sorted, each once.
+fn cli_denies(set: &PolicySet) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for r in set.rules.iter() {
+        let exact = r.clauses.is_empty() && r.analyzable && r.role.is_none();
+        if r.effect != Effect::Deny || !exact {
+            continue;
+        }
+        match r.domain {
+            Domain::Path => {
+                for (bit, tool) in [(0b001, "Read"), (0b010, "Write")] {
+                    if r.ops & bit == 0 {
+                        continue;
+                    }
+                    for pat in &r.patterns {
+                        for g in contextos_core::glob::head_globs(pat) {
+                            for e in expand_braces(g) {
+                                out.insert(format!("{tool}({e})"));
+                            }
+                        }
+                    }
+                }
+            }
+            Domain::Exec => {
+                for ep in &r.exec_patterns {
+                    if let Some([word]) = literal_words(ep).as_deref() {
+                        out.insert(format!("Shell({word})"));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// One hook entry, the same on every judged event.
@@ -175,7 +241,7 @@ fn mdc(g: &CompiledGuide) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::policies::{full, small, whole_text};
+    use crate::test_support::policies::{content, full, small, whole_text};
 
     #[test]
     fn all_four_rule_types_are_reachable() {
@@ -310,6 +376,34 @@ role dev { @id("c") guide "Dev only" for "src/**" { "x" } }
                 assert!(text.starts_with("---\n") && text.ends_with('\n') && !text.contains('\r'));
             }
         }
+    }
+
+    #[test]
+    fn cli_denies_are_exact_path_denies_and_single_word_commands() {
+        let set = small(
+            r#"
+@id("a") deny path read "secrets/**", "**/*.{pem,key}" because "x";
+@id("b") deny path write "migrations/*.sql" because "x";
+@id("c") deny exec "terraform *", "shred", "git push --force *" because "x";
+@id("d") deny path write "docs/**" unless path.name == "README.md" because "x";
+@id("e") ask exec "make *" because "x";
+role dev { @id("f") deny path read "infra/**" because "x"; }
+"#,
+        );
+        assert_eq!(
+            cli_denies(&set),
+            [
+                "Read(**/*.key)",
+                "Read(**/*.pem)",
+                "Read(secrets)",
+                "Read(secrets/**)",
+                "Shell(shred)",
+                "Shell(terraform)",
+                "Write(migrations/*.sql)",
+            ]
+        );
+        let e = emit(&set, false);
+        assert!(content(&e, ".cursorignore").is_some());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::protocol::answer::{non_empty, to_line, Decision};
 use crate::protocol::dialect::{Dialect, Failure};
-use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
+use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
     args_object, edit, glob_reads, loose_str, observed, opt_owned, path, paths_from, perr, req_str,
     shell, text_of, Obj,
@@ -21,6 +21,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     // Exit 2 plus a JSON deny on stdout: safe on every event, since events without a
     // `permission` field ignore it.
     failure: Failure::DenyAnswer { exit: 2 },
+    by_exit: false,
 };
 
 /// Where Cursor's file tools put their path; all distinct ones are judged.
@@ -49,20 +50,24 @@ fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         ),
         "beforeMCPExecution" => {
             let tool = req_str(obj, "tool_name", &label)?;
-            let server = opt_owned(obj, "mcp_server_name", &label)?;
-            let args = match obj.get("tool_input") {
-                // Cursor sends the arguments as a JSON string.
-                Some(serde_json::Value::String(t)) => serde_json::from_str(t).ok(),
-                Some(v) => Some(v.clone()),
-                None => None,
-            };
-            let mcp = Action::Mcp {
-                server,
-                tool: tool.to_owned(),
-                args,
-            };
-            (tool.to_owned(), vec![mcp], true, false)
+            (
+                tool.to_owned(),
+                vec![cursor_mcp(obj, tool, &label)?],
+                true,
+                false,
+            )
         }
+        // The result of an MCP call: observed for the session's taint, by the same server
+        // identification as the call.
+        "afterMCPExecution" => match loose_str(obj, "tool_name") {
+            Some(tool) => {
+                let actions = cursor_mcp(obj, &tool, &label)
+                    .map(|a| vec![a])
+                    .unwrap_or_default();
+                (tool, actions, false, true)
+            }
+            None => (event.clone(), Vec::new(), false, true),
+        },
         // `ask` is reportedly not honoured on preToolUse: deny instead.
         "preToolUse" => {
             let tool = req_str(obj, "tool_name", &label)?;
@@ -156,14 +161,45 @@ fn cursor_tool_actions(tool: &str, input: &Obj, label: &str) -> Result<Vec<Actio
             }
             v
         }
+        // The name carries no server: its arguments are judged here, the server in the
+        // call's `beforeMCPExecution`, which says how the server is started.
         t => match t.strip_prefix("MCP:") {
             Some(name) if !name.is_empty() => vec![Action::Mcp {
                 server: None,
                 tool: name.to_owned(),
                 args: Some(serde_json::Value::Object(input.clone())),
+                endpoint: McpEndpoint::JudgedElsewhere,
             }],
             _ => Vec::new(),
         },
+    })
+}
+
+/// The MCP call of a `beforeMCPExecution` / `afterMCPExecution` payload. Cursor documents
+/// the server only by how it runs — `command` for a stdio server, `url` for a remote one —
+/// so that is kept for the hook to find the project's definition it belongs to; a
+/// `mcp_server_name`, where a version sends one, is kept too.
+fn cursor_mcp(obj: &Obj, tool: &str, label: &str) -> Result<Action, ProtocolError> {
+    let server = opt_owned(obj, "mcp_server_name", label)?;
+    let args = match obj.get("tool_input") {
+        // Cursor sends the arguments as a JSON string.
+        Some(Value::String(t)) => serde_json::from_str(t).ok(),
+        Some(v) => Some(v.clone()),
+        None => None,
+    };
+    let endpoint = match (
+        opt_owned(obj, "command", label)?,
+        opt_owned(obj, "url", label)?,
+    ) {
+        (Some(c), _) => McpEndpoint::Command(c),
+        (None, Some(u)) => McpEndpoint::Url(u),
+        (None, None) => McpEndpoint::Named,
+    };
+    Ok(Action::Mcp {
+        server,
+        tool: tool.to_owned(),
+        args,
+        endpoint,
     })
 }
 
@@ -311,6 +347,28 @@ mod tests {
             br#"{"hook_event_name":"preToolUse","tool_name":"Grep","tool_input":{"pattern":"x"}}"#,
         );
         assert!(e.actions.is_empty() && !e.observe_only);
+    }
+
+    #[test]
+    fn cursor_mcp_servers_are_known_by_how_they_run() {
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"beforeMCPExecution","tool_name":"search","tool_input":"{\"q\":\"x\"}","url":"https://mcp.example.com/sse"}"#);
+        assert_eq!(
+            e.actions,
+            vec![Action::Mcp {
+                server: None,
+                tool: "search".into(),
+                args: Some(serde_json::json!({"q": "x"})),
+                endpoint: McpEndpoint::Url("https://mcp.example.com/sse".into()),
+            }]
+        );
+        assert!(e.can_ask && !e.observe_only);
+        // The result event is observed, with the same identification.
+        let e = parsed(Agent::Cursor, br#"{"hook_event_name":"afterMCPExecution","tool_name":"get_logs","tool_input":"{}","command":"npx -y build-mcp","result_json":"{}","duration":3}"#);
+        assert!(e.observe_only);
+        assert!(matches!(
+            e.actions.as_slice(),
+            [Action::Mcp { endpoint: McpEndpoint::Command(c), .. }] if c == "npx -y build-mcp"
+        ));
     }
 
     #[test]

@@ -13,6 +13,10 @@ pub(crate) struct Dialect {
     pub answer: fn(event: &str, Decision, reason: &str) -> String,
     /// How a fail-closed answer blocks.
     pub failure: Failure,
+    /// The verdict is the exit code alone (Windsurf's Cascade hooks): a deny is exit 2
+    /// with the reason on stderr, an allow is exit 0 with nothing written; `answer` is
+    /// not used.
+    pub by_exit: bool,
 }
 
 /// How an agent is made to block when ContextOS cannot decide.

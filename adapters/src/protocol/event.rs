@@ -22,7 +22,30 @@ pub enum Action {
         server: Option<String>,
         tool: String,
         args: Option<serde_json::Value>,
+        /// How the server can be told when the payload does not name it.
+        endpoint: McpEndpoint,
     },
+}
+
+/// What an MCP call's payload says about its server beside (or instead of) a name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum McpEndpoint {
+    /// Nothing beside `server` (which may be missing: the server is then unknown).
+    #[default]
+    Named,
+    /// The server is a program started with this command line (Cursor
+    /// `beforeMCPExecution` `command`): the project's definitions say which one it is.
+    Command(String),
+    /// The server is reached at this URL (Cursor `beforeMCPExecution` `url`).
+    Url(String),
+    /// The tool name is the server's name, `-`, and the tool's (GitHub Copilot CLI:
+    /// `github-mcp-server-get_issue`); server names may hold `-` too, so the hook splits it
+    /// at the longest server name it knows.
+    Prefixed,
+    /// The event names no server, and another event of the same call does (Cursor
+    /// `preToolUse` `MCP:<tool>`, judged again in `beforeMCPExecution`): only what does not
+    /// depend on the server is judged here.
+    JudgedElsewhere,
 }
 
 /// One hook invocation, decoded.

@@ -31,5 +31,5 @@ pub mod patch;
 pub mod route;
 
 pub use answer::{Answer, Rendered};
-pub use event::{Action, Edit, HookEvent, ProtocolError};
+pub use event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 pub use route::{can_rewrite, render_routed, routed_argv, routed_command, Route};

@@ -1,7 +1,7 @@
 //! Hook fixtures (`tests/e2e/fixtures/hooks/<agent>/`) and shorthands for the dialect tests.
 
 use crate::protocol::fields::{path, shell};
-use crate::{parse_event, Action, Agent, Answer, HookEvent, Rendered};
+use crate::{parse_event, Action, Agent, Answer, HookEvent, McpEndpoint, Rendered};
 use contextos_core::PathOp;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -31,16 +31,23 @@ pub(crate) fn mcp(server: Option<&str>, tool: &str) -> Action {
         server: server.map(str::to_owned),
         tool: tool.to_owned(),
         args: None,
+        endpoint: McpEndpoint::Named,
     }
 }
 
 /// The action without its MCP arguments, for expectations that do not state them.
 pub(crate) fn without_args(a: &Action) -> Action {
     match a {
-        Action::Mcp { server, tool, .. } => Action::Mcp {
+        Action::Mcp {
+            server,
+            tool,
+            endpoint,
+            ..
+        } => Action::Mcp {
             server: server.clone(),
             tool: tool.clone(),
             args: None,
+            endpoint: endpoint.clone(),
         },
         other => other.clone(),
     }
@@ -63,10 +70,18 @@ fn action(v: &Value) -> Action {
         return Action::Search { query };
     }
     if let Some(tool) = text("mcp") {
+        let endpoint = match (text("command"), text("url")) {
+            (Some(c), _) => McpEndpoint::Command(c),
+            (_, Some(u)) => McpEndpoint::Url(u),
+            _ if v["elsewhere"].as_bool() == Some(true) => McpEndpoint::JudgedElsewhere,
+            _ if v["prefixed"].as_bool() == Some(true) => McpEndpoint::Prefixed,
+            _ => McpEndpoint::Named,
+        };
         return Action::Mcp {
             server: text("server"),
             tool,
             args: v.get("args").cloned(),
+            endpoint,
         };
     }
     for op in PathOp::ALL {
@@ -126,7 +141,9 @@ pub(crate) fn check(agent: Agent) {
         let raw: Value =
             serde_json::from_slice(&std::fs::read(fixtures_dir(agent).join(name)).unwrap())
                 .unwrap();
-        assert_eq!(ev.cwd.as_deref(), raw["cwd"].as_str(), "{name}: cwd");
+        // Windsurf sends its `cwd` inside `tool_info`.
+        let cwd = raw["cwd"].as_str().or(raw["tool_info"]["cwd"].as_str());
+        assert_eq!(ev.cwd.as_deref(), cwd, "{name}: cwd");
         assert!(ev.session.is_some(), "{name}: session");
         // Where the expectation names a mode, the fixture's own field is what was read.
         if let Some(mode) = case.get("permission_mode") {

@@ -3,6 +3,7 @@
 
 pub(crate) mod globs;
 pub(crate) mod guides;
+pub(crate) mod ignore;
 pub(crate) mod markdown;
 pub(crate) mod rules;
 pub(crate) mod yaml;

@@ -20,7 +20,7 @@ use contextos_engine::emit::merge::RECORD_PATH as OWNERSHIP_RECORD;
 
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
-    /// Targets to compile for (comma-separated): agents, claude, cursor, copilot, codex.
+    /// Targets to compile for (comma-separated): agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro.
     /// Default: all of them.
     #[arg(long, value_delimiter = ',', value_name = "T,…")]
     target: Vec<String>,
@@ -189,19 +189,6 @@ fn compile_run(
         .ok()
         .flatten()
         .is_none_or(|t| t != lock_text);
-    // Listed MCP servers without a pin are pinned to what the project defines now; a
-    // pin that exists is moved only by `contextos mcp approve`.
-    if let Some(text) = new_pins(&project)? {
-        steps.push(Step {
-            change: Change::Write {
-                path: crate::support::mcp_pins::PINS_PATH.into(),
-                content: text.into_bytes(),
-                mode: 0o644,
-                exact_mode: false,
-            },
-            precondition: Precondition::Any,
-        });
-    }
     if steps.is_empty() && !lock_changed {
         if args.quiet {
             return Ok(Exit::Ok);
@@ -351,23 +338,4 @@ fn report_drift(ctx: &Context, drift: &[Drift], what: &str) -> Result<Exit, CliE
     } else {
         Ok(Exit::Findings)
     }
-}
-
-/// The pin file with every listed, defined and not yet pinned MCP server added; `None`
-/// when nothing changes.
-fn new_pins(project: &crate::project::Project) -> Result<Option<String>, CliError> {
-    use crate::support::mcp_pins::Pins;
-    let mut pins = Pins::load(&project.root).map_err(|e| CliError::Input(e.to_string()))?;
-    let mut changed = false;
-    for name in &project.config.mcp.servers {
-        if !pins.servers.contains_key(name) {
-            changed |= pins.pin(&project.root, name, "compile");
-        }
-    }
-    if !changed {
-        return Ok(None);
-    }
-    let mut text = serde_json::to_string_pretty(&pins).unwrap_or_default();
-    text.push('\n');
-    Ok(Some(text))
 }

@@ -43,6 +43,11 @@ pub enum AgentArg {
     Copilot(AgentOpts),
     /// OpenAI Codex `PreToolUse` (`Bash`, `apply_patch`, MCP tools); an ask is a deny.
     Codex(AgentOpts),
+    /// Gemini CLI `BeforeTool` (every tool; `AfterTool` observed); an ask is a deny.
+    Gemini(AgentOpts),
+    /// Windsurf Cascade `pre_read_code`, `pre_write_code`, `pre_run_command`,
+    /// `pre_mcp_tool_use`; the verdict is the exit code (2 blocks), an ask blocks.
+    Windsurf(AgentOpts),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -88,6 +93,8 @@ pub fn run(ctx: &Context, agent: &AgentArg) -> Result<Exit, CliError> {
         AgentArg::Cursor(o) => (Agent::Cursor, o),
         AgentArg::Copilot(o) => (Agent::Copilot, o),
         AgentArg::Codex(o) => (Agent::Codex, o),
+        AgentArg::Gemini(o) => (Agent::Gemini, o),
+        AgentArg::Windsurf(o) => (Agent::Windsurf, o),
     };
     // A bug must not fail open: a panic answers with the blocking form (exit 101 would
     // be read as "proceed" by every agent but Cursor with failClosed).
@@ -143,6 +150,10 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
         }
     };
     if ev.actions.is_empty() {
+        // Nothing to judge, but the session is at work: its taint does not expire.
+        if let Ok(root) = project_root(explicit_project, &ev.roots, ev.cwd.as_deref()) {
+            note_activity(&root, &ev);
+        }
         return render(&ev, &Answer::Pass);
     }
     if ev.observe_only {
@@ -235,6 +246,7 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     let secrets = Secrets::new(&set);
     let mcp = McpFacts::new(&project);
     let session = taint::session(&project.root, ev.session.as_deref());
+    note_activity(&project.root, &ev);
     let scope = Scope {
         role: opts.role.as_deref(),
         session: session.as_ref(),
@@ -327,6 +339,7 @@ fn observe(
     let Ok(Loaded::Ready { set, .. }) = policy_cache::load(&project, user_key.as_ref()) else {
         return;
     };
+    note_activity(&project.root, ev);
     let place = Place::new(&project.root, ev.cwd.as_deref());
     let actions = search::expand(&ev.actions, &place);
     let secrets = Secrets::new(&set);
@@ -340,6 +353,15 @@ fn observe(
     let judgement = judge(&set, &place, &actions, &scope, false);
     let sources = taint::of_judgement(&set, &actions, &judgement, &mcp);
     record_taint(&project.root, agent, ev, &sources, opts, started);
+}
+
+/// A hook call of the session: its taint expires only once it is idle.
+fn note_activity(root: &Path, ev: &HookEvent) {
+    if let Some(session) = ev.session.as_deref() {
+        if let Err(e) = taint::touch(root, session) {
+            eprintln!("contextos: warning: the session's activity was not recorded: {e}");
+        }
+    }
 }
 
 /// Adds `sources` to the session's taint and logs the new ones.

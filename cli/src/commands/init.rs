@@ -14,7 +14,7 @@ use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex).
+    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro).
     /// Default: the ones whose files are found in the repository or the home directory.
     #[arg(long, value_delimiter = ',', value_name = "A,…")]
     pub agents: Vec<String>,
@@ -47,6 +47,26 @@ const SIGNS: &[(Agent, &[&str], &[&str])] = &[
         &[".copilot", ".config/github-copilot"],
     ),
     (Agent::Codex, &[".codex"], &[".codex"]),
+    (
+        Agent::Gemini,
+        &[".gemini", "GEMINI.md", ".geminiignore"],
+        &[".gemini"],
+    ),
+    (
+        Agent::Windsurf,
+        &[
+            ".windsurf",
+            ".windsurfrules",
+            ".codeiumignore",
+            ".devin",
+            ".devinignore",
+        ],
+        &[".codeium/windsurf"],
+    ),
+    (Agent::Cline, &[".clinerules", ".clineignore"], &[]),
+    (Agent::Zed, &[".zed", ".rules"], &[".config/zed"]),
+    (Agent::Junie, &[".junie"], &[]),
+    (Agent::Kiro, &[".kiro"], &[".kiro"]),
 ];
 
 /// The agents found, each with the file that gave it away. `AGENTS.md` is always among
@@ -167,11 +187,14 @@ mod imp {
                     out.push((a, "chosen with --agents".to_string()));
                 }
             }
-            // CLAUDE.md imports AGENTS.md.
-            if out.iter().any(|(a, _)| *a == Agent::Claude)
+            // CLAUDE.md imports AGENTS.md; Gemini CLI is pointed at it.
+            if out.iter().any(|(a, _)| a.needs_agents_md())
                 && !out.iter().any(|(a, _)| *a == Agent::AgentsMd)
             {
-                out.push((Agent::AgentsMd, "CLAUDE.md imports it".to_string()));
+                out.push((
+                    Agent::AgentsMd,
+                    "CLAUDE.md and Gemini CLI read it".to_string(),
+                ));
             }
             out.sort();
             out

@@ -62,7 +62,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
         What::Show { session } => {
             let records: Vec<LoggedRecord> = decision_log::tail(&dir, usize::MAX)?
                 .into_iter()
-                .filter(|r| r.request.get("session").and_then(|s| s.as_str()) == Some(session))
+                .filter(|r| {
+                    r.request.get("session").and_then(|s| s.as_str()) == Some(session)
+                        // `session clear --all` cleared this session too.
+                        || (r.verdict == "taint-cleared"
+                            && r.request.get("all").and_then(serde_json::Value::as_bool)
+                                == Some(true))
+                })
                 .collect();
             match ctx.format {
                 Format::Json => output::print_json(serde_json::json!({
@@ -77,6 +83,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
                     for r in &records {
                         if r.verdict == "taint" {
                             tainted = true;
+                        } else if r.verdict == "taint-cleared" {
+                            tainted = false;
                         }
                         outln!("{}", timeline_line(r, tainted));
                     }
@@ -191,6 +199,12 @@ fn timeline_line(r: &LoggedRecord, tainted: bool) -> String {
             })
             .unwrap_or_default();
         return format!("{} TAINT  {:<18} {}", r.time, r.tool, sources.join(", "));
+    }
+    if r.verdict == "taint-cleared" {
+        return format!(
+            "{} CLEAR  {:<18} taint cleared by a person",
+            r.time, r.event
+        );
     }
     let actions = r
         .request

@@ -30,9 +30,10 @@ pub struct Args {
 /// What `contextos mcp` does besides serving.
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
-    /// Pin the current definitions of listed MCP servers (command, arguments, env and
-    /// header names, URL), after a person reviewed them. Agents are denied this
-    /// (`std-exec-governance-commands`).
+    /// Approve the current definitions of listed MCP servers (everything that changes what
+    /// runs: command, arguments, environment, working directory, URL, header names), after
+    /// a person reviewed them. The approval is this machine's, kept in
+    /// `.contextos/state/`. Agents are denied this (`std-exec-governance-commands`).
     Approve {
         /// Server names from `[mcp] servers`.
         #[arg(required_unless_present = "all")]
@@ -82,9 +83,18 @@ pub fn manage(
             let names: Vec<String> = if *all { listed.clone() } else { names.clone() };
             let mut approved = Vec::new();
             for n in &names {
-                if !listed.contains(n) {
+                // ContextOS's own server needs no listing; a definition of it other than
+                // the one `compile` writes is approved like any other.
+                if !listed.contains(n) && n != contextos_engine::emit::wiring::MCP_SERVER {
                     return Err(CliError::Input(format!(
                         "`{n}` is not listed in [mcp] servers of contextos.toml; list it first"
+                    )));
+                }
+                let catalog = crate::support::mcp_pins::Catalog::read(root);
+                if !catalog.unreadable.is_empty() {
+                    return Err(CliError::Input(format!(
+                        "cannot read {}: fix the file first (what it defines cannot be approved unseen)",
+                        catalog.unreadable.join(", ")
                     )));
                 }
                 if !pins.pin(root, n, "approve") {

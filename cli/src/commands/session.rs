@@ -57,6 +57,23 @@ mod imp {
         CliError::Input(format!("{} ({})", e.message, e.code))
     }
 
+    /// Records in the decision log that a person cleared taint, so a session's timeline
+    /// shows where its taint ended. A log that cannot be written is reported, not fatal.
+    fn log_clear(root: &std::path::Path, request: serde_json::Value) {
+        let rec = contextos_engine::effects::decision_log::DecisionRecord {
+            agent: "person".into(),
+            event: "session clear".into(),
+            tool: "contextos".into(),
+            request,
+            verdict: "taint-cleared".into(),
+            rules: Vec::new(),
+            duration_us: 0,
+        };
+        if let Err(e) = crate::hook::record::append(root, &rec) {
+            eprintln!("contextos: warning: the clearing was not logged: {e}");
+        }
+    }
+
     pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
         let project = ctx.project()?;
         let dir = project.root.join(SESSIONS_DIR);
@@ -86,10 +103,12 @@ mod imp {
                 if *all {
                     let n = crate::hook::taint::clear_all(&project.root).map_err(io)?;
                     cleared.push(format!("{n} session(s)"));
+                    log_clear(&project.root, json!({ "all": true, "sessions": n }));
                 } else {
                     for id in ids {
                         if crate::hook::taint::clear(&project.root, id).map_err(io)? {
                             cleared.push(id.clone());
+                            log_clear(&project.root, json!({ "session": id }));
                         } else {
                             unknown.push(id.clone());
                         }

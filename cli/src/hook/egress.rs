@@ -4,7 +4,8 @@
 //! trusted, its definition against the pin).
 
 use crate::project::Project;
-use crate::support::mcp_pins::Pins;
+use crate::support::mcp_pins::{Catalog, Pins};
+use contextos_engine::emit::{wiring, McpEndpoint};
 use contextos_engine::{McpRequest, NetOp, NetRequest, PolicySet};
 
 /// The secret detectors of the policy set, for `net.carries` and `mcp.carries`; prepared
@@ -112,7 +113,14 @@ pub struct McpFacts {
     trusted: Vec<String>,
     pins: Result<Pins, String>,
     root: std::path::PathBuf,
+    /// The project's MCP files, read on the first MCP call: a shell or file event never
+    /// pays for them.
+    catalog: std::sync::OnceLock<Catalog>,
 }
+
+/// The file Cursor reads its project MCP servers from, where a server Cursor names only by
+/// its command line or URL is looked up first.
+const CURSOR_MCP_FILE: &str = ".cursor/mcp.json";
 
 impl McpFacts {
     pub fn new(project: &Project) -> McpFacts {
@@ -121,20 +129,86 @@ impl McpFacts {
             trusted: project.config.mcp.trusted.clone(),
             pins: Pins::load(&project.root).map_err(|e| e.to_string()),
             root: project.root.clone(),
+            catalog: std::sync::OnceLock::new(),
         }
+    }
+
+    fn catalog(&self) -> &Catalog {
+        self.catalog.get_or_init(|| Catalog::read(&self.root))
     }
 
     /// ContextOS's own server is always listed and trusted: it decides its own tools.
     fn own(server: &str) -> bool {
-        server == contextos_engine::emit::wiring::MCP_SERVER
+        server == wiring::MCP_SERVER
     }
 
     pub fn trusted(&self, server: &str) -> bool {
         Self::own(server) || self.trusted.iter().any(|s| s == server)
     }
 
-    /// The `mcp` request for a call. A pin file that cannot be read counts every listed
-    /// server as changed (refused), never as pinned.
+    /// The server a call names, or the one the project defines with the command line or
+    /// URL the agent reports, or whose name prefixes the tool's; `None` when nothing
+    /// tells. With it, the tool's own name.
+    pub fn resolve(
+        &self,
+        server: Option<&str>,
+        tool: &str,
+        endpoint: &McpEndpoint,
+    ) -> (Option<String>, String) {
+        if let Some(s) = server.filter(|s| !s.is_empty()) {
+            return (Some(s.to_string()), tool.to_string());
+        }
+        match endpoint {
+            McpEndpoint::Command(line) | McpEndpoint::Url(line) => (
+                self.catalog().identify(line, CURSOR_MCP_FILE),
+                tool.to_string(),
+            ),
+            McpEndpoint::Prefixed => {
+                let known = self
+                    .listed
+                    .iter()
+                    .map(String::as_str)
+                    .chain(self.catalog().defs.iter().map(|(_, n, _)| n.as_str()))
+                    .chain([wiring::MCP_SERVER]);
+                let best = known
+                    .filter(|s| {
+                        tool.strip_prefix(*s)
+                            .and_then(|r| r.strip_prefix('-'))
+                            .is_some_and(|t| !t.is_empty())
+                    })
+                    .max_by_key(|s| s.len());
+                match best {
+                    Some(s) => (Some(s.to_string()), tool[s.len() + 1..].to_string()),
+                    None => (None, tool.to_string()),
+                }
+            }
+            McpEndpoint::Named | McpEndpoint::JudgedElsewhere => (None, tool.to_string()),
+        }
+    }
+
+    /// The state of ContextOS's own server: pinned while every project file defines it as
+    /// `compile` writes it (`contextos mcp`); any other definition under its name is judged
+    /// against an approval like any server's, so the name cannot smuggle in a program.
+    fn own_state(&self) -> String {
+        let as_compiled = self.catalog().of(wiring::MCP_SERVER).iter().all(|(_, d)| {
+            d.command == wiring::MCP_COMMAND && d.args == wiring::MCP_ARGS && d.is_plain_stdio()
+        });
+        if as_compiled && self.catalog().unreadable.is_empty() {
+            "pinned".to_string()
+        } else {
+            self.pinned_state(wiring::MCP_SERVER)
+        }
+    }
+
+    fn pinned_state(&self, server: &str) -> String {
+        match &self.pins {
+            Ok(p) => p.state_in(self.catalog(), server).to_string(),
+            Err(_) => "changed".to_string(),
+        }
+    }
+
+    /// The `mcp` request for a call. An approval file that cannot be read counts every
+    /// listed server as changed (refused), never as pinned.
     pub fn request(
         &self,
         server: &str,
@@ -144,14 +218,11 @@ impl McpFacts {
     ) -> McpRequest {
         let listed = Self::own(server) || self.listed.iter().any(|s| s == server);
         let definition = if Self::own(server) {
-            "pinned".to_string()
+            self.own_state()
         } else if !listed {
             String::new()
         } else {
-            match &self.pins {
-                Ok(p) => p.state(&self.root, server).to_string(),
-                Err(_) => "changed".to_string(),
-            }
+            self.pinned_state(server)
         };
         McpRequest {
             server: server.to_string(),
@@ -163,6 +234,28 @@ impl McpFacts {
             definition,
         }
     }
+}
+
+/// The keys under which MCP tools take the page they fetch or navigate to (`fetch`,
+/// `browser_navigate`, `puppeteer_navigate`, …).
+const URL_KEYS: &[&str] = &["url", "uri", "href", "link", "target_url", "page_url"];
+
+/// The web addresses an MCP call's arguments hand to the server to fetch or open: the
+/// call reaches them through the server, as a `net fetch` would.
+pub fn mcp_urls(args: Option<&serde_json::Value>) -> Vec<String> {
+    let Some(obj) = args.and_then(serde_json::Value::as_object) else {
+        return Vec::new();
+    };
+    URL_KEYS
+        .iter()
+        .filter_map(|k| obj.get(*k).and_then(serde_json::Value::as_str))
+        .map(str::trim)
+        .filter(|u| {
+            let l = u.to_ascii_lowercase();
+            l.starts_with("http://") || l.starts_with("https://")
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// The `net` request of a web fetch by an agent tool.

@@ -11,7 +11,7 @@
 use crate::hook::egress::{self, McpFacts, Secrets};
 use contextos_engine::core::ir::HOST_OBLIGATION;
 use contextos_engine::effects::landing::{landing, Landing};
-use contextos_engine::emit::{Action, Answer};
+use contextos_engine::emit::{Action, Answer, McpEndpoint};
 use contextos_engine::ShellBase;
 use contextos_engine::{
     canon, Decision, Effect, EvalOptions, PathOp, PolicySet, Request, RequestKind, Session,
@@ -27,6 +27,9 @@ pub struct Judgement {
     pub shell_requests: Vec<Request>,
     /// The paths the event's file tools read, as decided (project-relative or outside).
     pub read_paths: Vec<String>,
+    /// The server of each MCP call of the event, named or identified; `None` when the
+    /// event does not tell.
+    pub mcp_servers: Vec<Option<String>>,
 }
 
 /// Who asks and what the hook knows beside the actions: the role, the agent session,
@@ -300,6 +303,7 @@ pub fn judge(
     let mut parts = Vec::new();
     let mut shell_requests = Vec::new();
     let mut read_paths = Vec::new();
+    let mut mcp_servers = Vec::new();
     for a in actions {
         match a {
             Action::Shell { line } => {
@@ -392,16 +396,47 @@ pub fn judge(
                 );
                 parts.push(part_of(set, &d, false));
             }
-            Action::Mcp { server, tool, args } => {
+            Action::Mcp {
+                server,
+                tool,
+                args,
+                endpoint,
+            } => {
+                // A page the server fetches for the call is reached as a web fetch is.
+                for url in egress::mcp_urls(args.as_ref()) {
+                    let req = egress::fetch(tool, &url, scope.secrets.carries(&url));
+                    let d = set.decide(
+                        &scope.request(Request::new(RequestKind::Net(req))),
+                        EvalOptions::default(),
+                    );
+                    parts.push(part_of(set, &d, false));
+                }
                 let args = args
                     .as_ref()
                     .map(serde_json::Value::to_string)
                     .unwrap_or_default();
                 let carries = scope.secrets.carries(&args);
-                // Cursor's `preToolUse` names MCP tools without their server: an unknown
-                // server is an unlisted one.
-                let server = server.as_deref().unwrap_or("?");
-                let req = scope.mcp.request(server, tool, &args, carries);
+                let (named, tool) = scope.mcp.resolve(server.as_deref(), tool, endpoint);
+                let tool = tool.as_str();
+                mcp_servers.push(named.clone());
+                // Cursor's `preToolUse` names no server, and the same call's
+                // `beforeMCPExecution` judges it: here only what the arguments carry.
+                if *endpoint == McpEndpoint::JudgedElsewhere && named.is_none() {
+                    if !carries.is_empty() {
+                        let req = scope.mcp.request("?", tool, &args, carries);
+                        let d = set.decide(
+                            &scope.request(Request::new(RequestKind::Mcp(req))),
+                            EvalOptions::default(),
+                        );
+                        parts.push(part_of(set, &d, false));
+                    }
+                    continue;
+                }
+                // A server neither named nor found among the project's definitions is
+                // not one the project lists.
+                let req = scope
+                    .mcp
+                    .request(named.as_deref().unwrap_or("?"), tool, &args, carries);
                 let d = set.decide(
                     &scope.request(Request::new(RequestKind::Mcp(req))),
                     EvalOptions::default(),
@@ -414,6 +449,7 @@ pub fn judge(
         parts,
         shell_requests,
         read_paths,
+        mcp_servers,
     }
 }
 

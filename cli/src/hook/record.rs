@@ -3,7 +3,7 @@
 
 use contextos_engine::effects::decision_log::{self, DecisionRecord, LogError, LogOptions};
 use contextos_engine::effects::user_key;
-use contextos_engine::emit::Action;
+use contextos_engine::emit::{Action, McpEndpoint};
 use std::path::Path;
 use std::time::Duration;
 
@@ -24,9 +24,21 @@ pub fn actions(actions: &[Action]) -> Vec<serde_json::Value> {
             Action::Search { query } => {
                 serde_json::json!({"search": query.chars().take(200).collect::<String>()})
             }
-            Action::Mcp { server, tool, .. } => {
-                serde_json::json!({"mcp": tool, "server": server})
-            }
+            Action::Mcp {
+                server,
+                tool,
+                endpoint,
+                ..
+            } => match endpoint {
+                // How the server runs names it where the agent does not.
+                McpEndpoint::Command(c) => {
+                    serde_json::json!({"mcp": tool, "server": server, "command": c})
+                }
+                McpEndpoint::Url(u) => {
+                    serde_json::json!({"mcp": tool, "server": server, "url": mask_query(u)})
+                }
+                _ => serde_json::json!({"mcp": tool, "server": server}),
+            },
         })
         .collect()
 }

@@ -1,12 +1,12 @@
 //! Session taint: the untrusted inputs an agent session has seen, kept per session under
 //! `.contextos/state/sessions/agents/`. Bounded (at most [`MAX_SOURCES`] sources a
-//! session, [`MAX_SESSIONS`] sessions), expiring (a session untouched for [`EXPIRY`] is
-//! forgotten) and masked (the file is named by a digest of the session id, and sources
+//! session, [`MAX_SESSIONS`] sessions, the least recently active forgotten first),
+//! expiring (a session with no hook call for [`EXPIRY`] is forgotten) and masked (the file is named by a digest of the session id, and sources
 //! name a host, a server or a project path — never a URL's query or a tool's result).
 //! Only a person clears taint: `contextos session clear` is denied to agents by the
 //! stdlib (`std-exec-governance-commands`).
 
-use contextos_engine::emit::Action;
+use contextos_engine::emit::{Action, McpEndpoint};
 use contextos_engine::{PolicySet, Request, RequestKind, Session};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -19,8 +19,11 @@ pub const AGENT_SESSIONS_DIR: &str = ".contextos/state/sessions/agents";
 pub const MAX_SOURCES: usize = 64;
 /// Session files kept per project; the least recently touched go first.
 pub const MAX_SESSIONS: usize = 512;
-/// A session untouched this long is forgotten.
+/// A session with no hook call for this long is forgotten.
 pub const EXPIRY: Duration = Duration::from_secs(7 * 24 * 3600);
+/// A session's last activity is written at most this often (a hook call within it changes
+/// nothing on disk): far below [`EXPIRY`], so the error is negligible.
+const ACTIVITY_GRANULARITY: u64 = 60;
 
 /// One session's record.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -31,6 +34,10 @@ pub struct Record {
     /// Unix seconds.
     pub started: u64,
     pub updated: u64,
+    /// The session's last hook call (Unix seconds): expiry counts from it, so a session
+    /// still at work keeps its taint however long ago it was tainted.
+    #[serde(default)]
+    pub active: u64,
     /// Untrusted inputs, first seen first, deduplicated.
     pub sources: Vec<TaintSource>,
     /// How many sources were seen in all (beyond [`MAX_SOURCES`] they are only counted).
@@ -86,9 +93,41 @@ pub fn load(root: &Path, session: &str) -> Option<Record> {
         seen: 1,
         ..Record::default()
     });
-    let fresh =
-        now().saturating_sub(rec.updated.max(rec.started)) < EXPIRY.as_secs() || rec.updated == 0;
+    let fresh = now().saturating_sub(last_activity(&rec)) < EXPIRY.as_secs() || rec.updated == 0;
     fresh.then_some(rec)
+}
+
+/// When the session was last seen: its last hook call, or its last taint.
+fn last_activity(rec: &Record) -> u64 {
+    rec.active.max(rec.updated).max(rec.started)
+}
+
+/// Notes a hook call of a tainted session, so its taint expires only after it has been
+/// idle for [`EXPIRY`]. A clean session has no record and nothing to note.
+pub fn touch(root: &Path, session: &str) -> std::io::Result<()> {
+    if session.is_empty() {
+        return Ok(());
+    }
+    let path = file_of(root, session);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok(());
+    };
+    // An unreadable record is left as it is: it already counts as tainted.
+    let Ok(mut rec) = serde_json::from_slice::<Record>(&bytes) else {
+        return Ok(());
+    };
+    let t = now();
+    if t.saturating_sub(last_activity(&rec)) < ACTIVITY_GRANULARITY {
+        return Ok(());
+    }
+    rec.active = t;
+    write(&path, &rec)
+}
+
+fn write(path: &Path, rec: &Record) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_vec_pretty(rec).unwrap_or_default())?;
+    std::fs::rename(&tmp, path)
 }
 
 /// The session as the evaluator sees it.
@@ -139,31 +178,46 @@ pub fn record(
         }
     }
     rec.updated = t;
+    rec.active = t;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec_pretty(&rec).unwrap_or_default())?;
-    std::fs::rename(&tmp, &path)?;
+    write(&path, &rec)?;
     prune(root);
     Ok(new)
 }
 
-/// Forgets expired sessions, and the least recently touched beyond [`MAX_SESSIONS`].
+/// Forgets sessions idle beyond [`EXPIRY`] and, beyond [`MAX_SESSIONS`], the least
+/// recently active — clean records before tainted ones. Ordering by activity, not by when
+/// taint arrived, keeps a session at work from being pushed out by a flood of new ones.
 fn prune(root: &Path) {
     let Ok(dir) = std::fs::read_dir(root.join(AGENT_SESSIONS_DIR)) else {
         return;
     };
-    let mut files: Vec<(SystemTime, PathBuf)> = dir
+    let mut files: Vec<(bool, u64, PathBuf)> = dir
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .filter_map(|e| {
+            let path = e.path();
+            match std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Record>(&b).ok())
+            {
+                Some(rec) => Some((!rec.sources.is_empty(), last_activity(&rec), path)),
+                // Unreadable: tainted, and as recent as its file.
+                None => {
+                    let mtime = e.metadata().ok()?.modified().ok()?;
+                    let secs = mtime.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                    Some((true, secs, path))
+                }
+            }
+        })
         .collect();
-    let cutoff = SystemTime::now() - EXPIRY;
+    let cutoff = now().saturating_sub(EXPIRY.as_secs());
     files.sort();
     let excess = files.len().saturating_sub(MAX_SESSIONS);
-    for (i, (mtime, p)) in files.iter().enumerate() {
-        if i < excess || *mtime < cutoff {
+    for (i, (_, active, p)) in files.iter().enumerate() {
+        if i < excess || *active < cutoff {
             let _ = std::fs::remove_file(p);
         }
     }
@@ -203,16 +257,17 @@ pub fn list(root: &Path) -> Vec<Record> {
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .filter_map(|e| serde_json::from_slice::<Record>(&std::fs::read(e.path()).ok()?).ok())
-        .filter(|r| now().saturating_sub(r.updated) < EXPIRY.as_secs())
+        .filter(|r| now().saturating_sub(last_activity(r)) < EXPIRY.as_secs())
         .collect();
     out.sort_by_key(|r| r.started);
     out
 }
 
-/// Programs whose output brings a fetched page into the agent's context.
+/// Programs whose output brings a fetched page into the agent's context, and the shell's
+/// own sockets (`cat < /dev/tcp/host/80`).
 const CONTENT_FETCHERS: &[&str] = &[
     "curl", "wget", "xh", "http", "https", "httpie", "lynx", "w3m", "links", "elinks", "gh",
-    "aria2c",
+    "aria2c", "/dev/tcp", "/dev/udp",
 ];
 
 /// The untrusted inputs an event brings into the agent's context: pages and search
@@ -223,6 +278,7 @@ pub fn sources(
     actions: &[Action],
     shell_parts: &[Request],
     read_paths: &[String],
+    mcp_servers: &[Option<String>],
     trusted_server: &dyn Fn(&str) -> bool,
 ) -> Vec<String> {
     let untrusted = matcher(set, "untrusted_reads");
@@ -234,6 +290,7 @@ pub fn sources(
             out.push(s);
         }
     };
+    let mut servers = mcp_servers.iter();
     for a in actions {
         match a {
             Action::Fetch { url } => {
@@ -243,10 +300,20 @@ pub fn sources(
                 }
             }
             Action::Search { .. } => add("search".into()),
-            Action::Mcp { server, .. } => {
-                let server = server.as_deref().unwrap_or("");
-                if !trusted_server(server) {
-                    add(format!("mcp:{server}"));
+            Action::Mcp { endpoint, args, .. } => {
+                for url in crate::hook::egress::mcp_urls(args.as_ref()) {
+                    let host = contextos_engine::core::net::host_of(&url).unwrap_or_default();
+                    if !trusted_host(&host) {
+                        add(format!("fetch:{host}"));
+                    }
+                }
+                let server = servers.next().cloned().flatten();
+                match server {
+                    Some(s) if trusted_server(&s) => {}
+                    Some(s) => add(format!("mcp:{s}")),
+                    // The call's other event names the server and records its result.
+                    None if *endpoint == McpEndpoint::JudgedElsewhere => {}
+                    None => add("mcp:?".into()),
                 }
             }
             Action::Shell { .. } | Action::PowerShell { .. } | Action::Path { .. } => {}
@@ -295,9 +362,14 @@ pub fn of_judgement(
     j: &crate::hook::judge::Judgement,
     mcp: &crate::hook::egress::McpFacts,
 ) -> Vec<String> {
-    sources(set, actions, &j.shell_requests, &j.read_paths, &|s| {
-        mcp.trusted(s)
-    })
+    sources(
+        set,
+        actions,
+        &j.shell_requests,
+        &j.read_paths,
+        &j.mcp_servers,
+        &|s| mcp.trusted(s),
+    )
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -353,6 +425,69 @@ mod tests {
             .is_empty());
         assert!(clear(root, id).unwrap());
         assert!(!session(root, Some(id)).unwrap().tainted);
+    }
+
+    fn put(root: &Path, id: &str, tainted: bool, active: u64) {
+        let rec = Record {
+            id_hint: hint(id),
+            started: 1,
+            updated: 1,
+            active,
+            sources: if tainted {
+                vec![TaintSource {
+                    source: "fetch:x.example".into(),
+                    tool: "WebFetch".into(),
+                    at: 1,
+                }]
+            } else {
+                Vec::new()
+            },
+            ..Record::default()
+        };
+        std::fs::create_dir_all(root.join(AGENT_SESSIONS_DIR)).unwrap();
+        write(&file_of(root, id), &rec).unwrap();
+    }
+
+    #[test]
+    fn expiry_counts_from_the_last_hook_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let day = 24 * 3600;
+        // Tainted eight days ago, at work an hour ago: still tainted.
+        put(root, "busy", true, now() - 3600);
+        assert!(session(root, Some("busy")).unwrap().tainted);
+        // Tainted and idle for eight days: forgotten.
+        put(root, "idle", true, now() - 8 * day);
+        assert!(!session(root, Some("idle")).unwrap().tainted);
+        // A hook call of a session idle for six days moves its expiry.
+        put(root, "back", true, now() - 6 * day);
+        touch(root, "back").unwrap();
+        assert!(load(root, "back").unwrap().active >= now() - 5);
+        // A clean session gets no record from a hook call.
+        touch(root, "never-tainted").unwrap();
+        assert!(!file_of(root, "never-tainted").exists());
+    }
+
+    #[test]
+    fn pruning_forgets_clean_and_idle_records_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let t = now();
+        // The session being attacked is the most recently active one.
+        put(root, "victim", true, t);
+        put(root, "clean", false, t);
+        for i in 0..MAX_SESSIONS {
+            put(root, &format!("flood-{i}"), true, t - 100 - i as u64);
+        }
+        prune(root);
+        assert!(load(root, "victim").is_some());
+        assert!(!file_of(root, "clean").exists());
+        assert!(!file_of(root, &format!("flood-{}", MAX_SESSIONS - 1)).exists());
+        assert!(file_of(root, "flood-0").exists());
+        let left = std::fs::read_dir(root.join(AGENT_SESSIONS_DIR))
+            .unwrap()
+            .count();
+        assert_eq!(left, MAX_SESSIONS);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod context;
 pub mod error;
 pub mod exit;
 pub mod format;
+pub mod jsonc;
 pub mod mcp_pins;
 pub mod outputs;
 pub mod policy_diff;

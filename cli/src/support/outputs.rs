@@ -4,8 +4,9 @@
 
 use crate::project::{BoundaryMode, Project};
 use crate::support::CliError;
+use contextos_engine::core::ir::Origin;
 use contextos_engine::emit::merge::{self, Current, DriftClass, Plan, StoredRecord};
-use contextos_engine::emit::{emit, Agent, EmitOptions, Emitted, Mode};
+use contextos_engine::emit::{copilot, emit, Agent, EmitOptions, Emitted, Lossy, Mode};
 use contextos_engine::PolicySet;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -29,8 +30,9 @@ pub fn targets(names: &[String]) -> Result<Vec<Agent>, CliError> {
             out.push(t);
         }
     }
-    // CLAUDE.md imports AGENTS.md: compiling for Claude Code includes it.
-    if out.contains(&Agent::Claude) && !out.contains(&Agent::AgentsMd) {
+    // CLAUDE.md imports AGENTS.md, and Gemini CLI is pointed at it: compiling for either
+    // includes it.
+    if out.iter().any(|t| t.needs_agents_md()) && !out.contains(&Agent::AgentsMd) {
         out.push(Agent::AgentsMd);
     }
     out.sort();
@@ -92,7 +94,8 @@ pub fn read_text(root: &Path, rel: &str) -> Result<Option<String>, CliError> {
 }
 
 /// What shapes the outputs beside the policies, from `contextos.toml` (so `compile` and
-/// `gate` agree): the wiring mode from `[boundary] mode`.
+/// `gate` agree): the wiring mode from `[boundary] mode`, the listed MCP servers, the
+/// Copilot cloud agent's install command from `[compile.copilot] install`.
 fn emit_options(project: &Project) -> EmitOptions {
     EmitOptions {
         mode: match project.config.boundary.mode() {
@@ -100,6 +103,8 @@ fn emit_options(project: &Project) -> EmitOptions {
             BoundaryMode::Boundary => Mode::Boundary,
         },
         mcp_servers: project.config.mcp.servers.clone(),
+        copilot_install: project.config.compile.copilot.install.clone(),
+        claude_sandbox: project.config.compile.claude.sandbox,
     }
 }
 
@@ -112,12 +117,13 @@ pub fn prepare(
     set: &PolicySet,
     targets: &[Agent],
 ) -> Result<(Emitted, Plan, Seen), CliError> {
-    let emitted = emit(set, targets, &emit_options(project));
+    let mut emitted = emit(set, targets, &emit_options(project));
     let old = StoredRecord::read(
         read_text(&project.root, OWNERSHIP_RECORD)?.as_deref(),
         read_text(&project.root, LEGACY_RECORD_PATH)?.as_deref(),
     )
     .map_err(|e| CliError::Outputs(Box::new(e)))?;
+    keep_users_setup_steps(project, &old, &mut emitted)?;
     let mut files = BTreeMap::new();
     let paths = emitted
         .outputs
@@ -143,6 +149,41 @@ pub fn prepare(
     )
     .map_err(|e| CliError::Outputs(Box::new(e)))?;
     Ok((emitted, plan, files))
+}
+
+/// A Copilot setup workflow the user wrote (`copilot-setup-steps.yml` on disk, not in the
+/// ownership record) is theirs: GitHub runs only that one file, so it is kept, ContextOS's
+/// version is not written, and a note says that it must install `contextos`.
+fn keep_users_setup_steps(
+    project: &Project,
+    old: &StoredRecord,
+    emitted: &mut Emitted,
+) -> Result<(), CliError> {
+    let path = copilot::emit::SETUP_STEPS_PATH;
+    if !emitted.outputs.iter().any(|o| o.path == path) {
+        return Ok(());
+    }
+    let owned = old.record.iter().any(|r| r.files.contains_key(path));
+    if owned || read_text(&project.root, path)?.is_none() {
+        return Ok(());
+    }
+    emitted.outputs.retain(|o| o.path != path);
+    emitted.lossy.push(Lossy {
+        target: Agent::Copilot,
+        rule: path.into(),
+        origin: Origin {
+            file: path.into(),
+            line: 1,
+            col: 1,
+            start: 0,
+            end: 0,
+        },
+        message: "the repository's own Copilot setup workflow is kept as written: it must \
+                  install `contextos` (the cloud agent's hook is not found otherwise, and every \
+                  tool call is denied)"
+            .into(),
+    });
+    Ok(())
 }
 
 /// What fixes a drift class.

@@ -1,0 +1,3 @@
+//! JetBrains Junie: its emitter (a managed block in `.junie/guidelines.md`).
+
+pub mod emit;

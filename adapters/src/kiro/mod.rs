@@ -1,0 +1,3 @@
+//! Kiro: its emitter (`.kiro/steering/ctx-<guide>.md`).
+
+pub mod emit;

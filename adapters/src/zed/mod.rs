@@ -1,0 +1,3 @@
+//! Zed: its emitter (a managed block in `.rules`).
+
+pub mod emit;
