@@ -237,6 +237,7 @@ pub(super) fn compile_detector(
         content: None,
         skip: None,
         multiline: false,
+        defer: false,
         checksum: None,
         case_sensitive: false,
         ignore: None,
@@ -372,13 +373,14 @@ pub(super) fn compile_detector(
                     ),
                 }
             }
-            "multiline" | "code_only" | "case_sensitive" => {
+            "multiline" | "code_only" | "case_sensitive" | "defer" => {
                 let Value::Bool(b) = v.node else {
                     ctx.err(fi, wrong_type(v, key, "`true` or `false`"));
                     continue;
                 };
                 match key {
                     "multiline" => out.multiline = b,
+                    "defer" => out.defer = b,
                     "code_only" => out.code_only = b,
                     _ => out.case_sensitive = b,
                 }
