@@ -423,6 +423,26 @@ impl Detectors {
         Ok(())
     }
 
+    /// Whether `value` begins with a keyword of a secret detector that does not defer: a
+    /// provider's prefix, so that provider's detector judges the value.
+    fn provider_prefixed(&self, value: &[u8]) -> bool {
+        let Some(ac) = &self.keywords else {
+            return false;
+        };
+        ac.find_overlapping_iter(value)
+            .filter(|m| m.start() == 0)
+            .any(|m| {
+                self.keyword_owners[m.pattern().as_usize()]
+                    .iter()
+                    .any(|&di| {
+                        // Only to a detector that runs on every file: one limited by `paths`
+                        // (a `.netrc` rule) may not see this one.
+                        let p = &self.prepared[di];
+                        p.det.kind == DetectorKind::Secret && !p.det.defer && p.paths.is_empty()
+                    })
+            })
+    }
+
     fn judge_match(
         &self,
         p: &Prepared,
@@ -459,6 +479,9 @@ impl Detectors {
                     if re.is_match(m.whole) {
                         return Ok(None);
                     }
+                }
+                if d.defer && self.provider_prefixed(value) {
+                    return Ok(None);
                 }
                 if let Some(c) = d.checksum {
                     if checksum::verify(c, value) == Some(false) {
