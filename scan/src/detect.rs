@@ -423,22 +423,25 @@ impl Detectors {
         Ok(())
     }
 
-    /// Whether `value` begins with a keyword of a secret detector that does not defer: a
-    /// provider's prefix, so that provider's detector judges the value.
-    fn provider_prefixed(&self, value: &[u8]) -> bool {
+    /// Whether a deferring detector leaves this value to a provider's detector: the value
+    /// begins with that detector's keyword, its prefix (`glpat-`, `AKIA`), and that
+    /// detector knows the token's length and checksum. Keywords the deferring detector
+    /// lists itself (`secret`, `token`) do not count; nor do detectors that defer or that
+    /// run only on some paths (a `.netrc` rule may not see this file). A provider's name
+    /// before the value (`ZOOM_CLIENT_SECRET`) does not defer: a random value under it is
+    /// reported whichever length it has.
+    fn deferred(&self, p: &Prepared, value: &[u8]) -> bool {
         let Some(ac) = &self.keywords else {
             return false;
         };
         ac.find_overlapping_iter(value)
-            .filter(|m| m.start() == 0)
-            .any(|m| {
-                self.keyword_owners[m.pattern().as_usize()]
-                    .iter()
-                    .any(|&di| {
-                        // Only to a detector that runs on every file: one limited by `paths`
-                        // (a `.netrc` rule) may not see this one.
-                        let p = &self.prepared[di];
-                        p.det.kind == DetectorKind::Secret && !p.det.defer && p.paths.is_empty()
+            .filter(|k| k.start() == 0)
+            .any(|k| {
+                let owners = &self.keyword_owners[k.pattern().as_usize()];
+                !owners.iter().any(|&di| std::ptr::eq(&self.prepared[di], p))
+                    && owners.iter().any(|&di| {
+                        let q = &self.prepared[di];
+                        q.det.kind == DetectorKind::Secret && !q.det.defer && q.paths.is_empty()
                     })
             })
     }
@@ -480,7 +483,7 @@ impl Detectors {
                         return Ok(None);
                     }
                 }
-                if d.defer && self.provider_prefixed(value) {
+                if d.defer && self.deferred(p, value) {
                     return Ok(None);
                 }
                 if let Some(c) = d.checksum {

@@ -402,6 +402,11 @@ fn negatives() -> Vec<(&'static str, String)> {
         ("gl.yml", format!("token: {}-{}\n", "glpat", rnd(101, 23, AN))),
         ("a.ts", format!("const k = \"{}-api03-{}\";\n", "sk-ant", rnd(102, 40, URLSAFE))),
         ("g.sh", format!("export GH={}_{}\n", "ghp", rnd(103, 30, AN))),
+        // A provider's prefix under a secret's name: left to the provider's detector, which
+        // knows the length (the generic rule defers).
+        ("gh.env.txt", format!("GITHUB_TOKEN={}_{}\n", "ghp", rnd(144, 20, AN))),
+        ("gl.json", format!("{{\"gitlabToken\": \"{}-{}\"}}\n", "glpat", rnd(145, 12, AN))),
+        ("s.py", format!("STRIPE_SECRET_KEY = \"{}_{}\"\n", "sk_live", rnd(146, 10, AN))),
         // Closed lengths of the other prefixed tokens: one segment too short or too long.
         ("s.js", format!("const s = '{}-{}-{}-{}';\n", "xoxb", "123456789012", "1234567890123", rnd(120, 12, AN))),
         ("s.js", format!("const s = '{}-{}-{}-{}';\n", "xoxb", "123456789012", "1234567890123", rnd(121, 80, AN))),

@@ -383,11 +383,16 @@ pub fn render(ctx: Context, var: &str, token: &str) -> (String, usize) {
     (text, at)
 }
 
+/// Whether a token of `parts` begins with a documented prefix.
+pub fn prefixed(parts: &[Part]) -> bool {
+    matches!(parts.first(), Some(Part::Lit(l)) if l.len() >= 3)
+}
+
 /// The contexts a format is planted in: the header context only for prefixed tokens (an
 /// unprefixed one is found by its variable's name, which a header does not carry), and
 /// not for tokens that are URLs.
 pub fn contexts(parts: &[Part]) -> Vec<Context> {
-    let prefixed = matches!(parts.first(), Some(Part::Lit(l)) if l.len() >= 3);
+    let prefixed = prefixed(parts);
     let url = matches!(parts.first(), Some(Part::Lit(l)) if l.contains("://"));
     Context::ALL
         .into_iter()
@@ -407,6 +412,8 @@ pub struct Item {
     pub positive: bool,
     /// The format file the item comes from (`core.toml`).
     pub source: String,
+    /// The value begins with a documented prefix (a literal of three characters or more).
+    pub prefixed: bool,
 }
 
 /// The generated corpus: files and what they hold.
@@ -434,6 +441,7 @@ pub fn generate(formats: &[Format], near: &[NearMiss], seed: u64) -> Generated {
                 context: ctx,
                 positive: true,
                 source: f.source.clone(),
+                prefixed: prefixed(&f.parts),
             });
             g.files.push((path, text));
         }
@@ -456,6 +464,7 @@ pub fn generate(formats: &[Format], near: &[NearMiss], seed: u64) -> Generated {
                 context: ctx,
                 positive: false,
                 source: n.source.clone(),
+                prefixed: prefixed(&n.parts),
             });
             g.files.push((path, text));
         }
@@ -481,6 +490,10 @@ pub struct FamilyScore {
     pub near_flagged: usize,
     /// Near misses any rule reported (the generic ones included): the false positives.
     pub near_any: usize,
+    /// Near misses that begin with the provider's documented prefix, and how many of those
+    /// any rule reported.
+    pub near_prefixed: usize,
+    pub near_prefixed_any: usize,
 }
 
 impl FamilyScore {
@@ -492,6 +505,8 @@ impl FamilyScore {
         self.near_misses += f.near_misses;
         self.near_flagged += f.near_flagged;
         self.near_any += f.near_any;
+        self.near_prefixed += f.near_prefixed;
+        self.near_prefixed_any += f.near_prefixed_any;
     }
 }
 
@@ -525,17 +540,19 @@ impl Totals {
             c.1.add(f);
         }
         let mut s = String::from(
-            "| category | families | positives | recall | by its detector | by a provider detector | near misses reported (any rule) |\n|---|---|---|---|---|---|---|\n",
+            "| category | families | positives | recall | by its detector | by a provider detector | near misses reported (any rule) | of them prefixed |\n|---|---|---|---|---|---|---|---|\n",
         );
         let row = |name: &str, n: usize, f: &FamilyScore| {
             format!(
-                "| {name} | {n} | {} | {:.3} | {:.3} | {:.3} | {}/{} |\n",
+                "| {name} | {n} | {} | {:.3} | {:.3} | {:.3} | {}/{} | {}/{} |\n",
                 f.positives,
                 ratio(f.found, f.positives),
                 ratio(f.by_detector, f.positives),
                 ratio(f.specific, f.positives),
                 f.near_any,
-                f.near_misses
+                f.near_misses,
+                f.near_prefixed_any,
+                f.near_prefixed
             )
         };
         for (name, (n, f)) in &cats {
@@ -611,9 +628,11 @@ pub fn score(g: &Generated, hits: &[Hit]) -> Totals {
             one.specific = usize::from(rules.iter().any(|r| !r.starts_with("generic-")));
         } else {
             one.near_misses = 1;
+            one.near_prefixed = usize::from(it.prefixed);
             one.near_flagged = usize::from(rules.contains(&it.detector.as_str()));
             if !rules.is_empty() {
                 one.near_any = 1;
+                one.near_prefixed_any = usize::from(it.prefixed);
                 t.flagged
                     .push((it.path.clone(), it.family.clone(), rules.join(",")));
             }
