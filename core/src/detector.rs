@@ -79,6 +79,7 @@ impl DetectorKind {
                 "checksum",
                 "ignore",
                 "defer",
+                "case_sensitive",
             ],
             DetectorKind::File => &["exclude", "content", "case_sensitive"],
             DetectorKind::Stub => &[
@@ -201,8 +202,10 @@ pub struct CompiledDetector {
     /// token's shape but was not issued (a test fixture, a hand-made sample).
     #[serde(default)]
     pub checksum: Option<Checksum>,
-    /// `file` only: match the path globs case-sensitively (default: ASCII
-    /// case-insensitive, so `cert.P12` is blocked like `cert.p12`).
+    /// `file`: match the path globs case-sensitively (default: ASCII case-insensitive, so
+    /// `cert.P12` is blocked like `cert.p12`). `secret`: match the keywords as written
+    /// (default: ASCII case-insensitive, stored lower-cased), for a keyword that is a
+    /// token's own spelling and would otherwise hit ordinary words.
     #[serde(default)]
     pub case_sensitive: bool,
     /// `stub` only: ignore matches inside string literals and after a line comment.

@@ -560,6 +560,25 @@ fn a_grafana_token_without_its_checksum_is_a_warning() {
     );
 }
 
+#[test]
+fn case_sensitive_keywords_match_as_written() {
+    let src = "language 1;\n@id(\"cs\")\ndetector secret \"(?i)(ntex[a-z]*)\" { keywords: [\"NTEx\"], case_sensitive: true };\n@id(\"ci\")\ndetector secret \"(?i)(odex[a-z]*)\" { keywords: [\"ODEx\"] };";
+    let policy = build(
+        &[PolicySource {
+            name: "t.policy".into(),
+            text: src.into(),
+            layer: Layer::User,
+        }],
+        &BuildOptions::default(),
+    )
+    .policy
+    .expect("compiles");
+    let d = scan::detect::Detectors::new(&policy.detectors).expect("prepare");
+    let got = |text: &str| rules(&d, "a.txt", text);
+    assert_eq!(got("context codex\n"), [("ci".to_string(), Some(1))]);
+    assert_eq!(got("NTExabc\n"), [("cs".to_string(), Some(1))]);
+}
+
 /// GitHub's token checksum: CRC-32 of the random part, six base62 digits.
 fn checksum62(random: &str) -> String {
     let mut n = contextos_scan::checksum::crc32(random.as_bytes());

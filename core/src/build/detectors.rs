@@ -306,7 +306,8 @@ pub(super) fn compile_detector(
                                     .with_help("an empty keyword would let every line through"),
                             );
                         }
-                        out.keywords = vals.iter().map(|w| w.to_ascii_lowercase()).collect();
+                        // Lower-cased below unless the detector is case-sensitive.
+                        out.keywords = vals;
                     }
                     "stopwords" => out.stopwords = vals,
                     "allow" => out.allow = vals,
@@ -432,6 +433,12 @@ pub(super) fn compile_detector(
                 }
             }
             _ => {}
+        }
+    }
+
+    if !out.case_sensitive {
+        for k in &mut out.keywords {
+            k.make_ascii_lowercase();
         }
     }
 
