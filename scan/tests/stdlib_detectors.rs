@@ -342,6 +342,17 @@ fn positives() -> Vec<(&'static str, &'static str, String)> {
                 rnd(116, 86, B64)
             ),
         ),
+        // Keywords narrowed from `wise` (in `otherwise`) still find the name's usual spellings.
+        (
+            "wise-api-token",
+            "w.env.txt",
+            format!("WISE_API_TOKEN={}-{}-{}-{}-{}\n", rnd(147, 8, HEX), rnd(148, 4, HEX), rnd(149, 4, HEX), rnd(150, 4, HEX), rnd(151, 12, HEX)),
+        ),
+        (
+            "wise-api-token",
+            "w.ts",
+            format!("const wiseApiKey = \"{}-{}-{}-{}-{}\";\n", rnd(152, 8, HEX), rnd(153, 4, HEX), rnd(154, 4, HEX), rnd(155, 4, HEX), rnd(156, 12, HEX)),
+        ),
         ("rust-todo", "src/lib.rs", "fn f() -> u8 { todo!() }\n".into()),
         ("php-not-implemented", "src/A.php", "throw new \\Exception('Not implemented');\n".into()),
         ("implement-me", "src/a.go", "// TODO: implement retries\n".into()),
