@@ -1,7 +1,8 @@
 //! Runs the policy set's detectors over one changed file.
 //!
-//! One Aho-Corasick pass (ASCII case-insensitive) over the added text finds every keyword
-//! of every `secret` and `stub` detector; a detector's regex then runs only on the lines
+//! One Aho-Corasick pass (ASCII case-insensitive, plus one case-sensitive pass when a
+//! `case_sensitive` secret detector exists) over the added text finds every keyword of
+//! every `secret` and `stub` detector; a detector's regex then runs only on the lines
 //! where one of its keywords occurs, and is compiled the first time that happens. Path
 //! globs of all detectors form one glob set, matched once per file. This is what makes a
 //! scan cost grow with the keywords present, not with the number of detectors.
