@@ -78,6 +78,8 @@ impl DetectorKind {
                 "multiline",
                 "checksum",
                 "ignore",
+                "defer",
+                "case_sensitive",
             ],
             DetectorKind::File => &["exclude", "content", "case_sensitive"],
             DetectorKind::Stub => &[
@@ -100,16 +102,21 @@ pub enum Checksum {
     /// tokens: after the prefix, 30 base62 characters and 6 base62 characters holding the
     /// CRC-32 (IEEE) of those 30, left-padded with `0`.
     GithubCrc32,
+    /// Grafana service account tokens (`glsa_`): `glsa_`, 32 random letters and digits,
+    /// `_`, and the CRC-32 (IEEE) of everything before that last `_`, its four bytes
+    /// little-endian in lower-case hex.
+    GrafanaCrc32,
 }
 
 impl Checksum {
     /// The names accepted by the `checksum` key.
-    pub const NAMES: [&'static str; 1] = ["github-crc32"];
+    pub const NAMES: [&'static str; 2] = ["github-crc32", "grafana-crc32"];
 
     /// The checksum named in policy text; `None` for anything else.
     pub fn parse(s: &str) -> Option<Checksum> {
         match s {
             "github-crc32" => Some(Checksum::GithubCrc32),
+            "grafana-crc32" => Some(Checksum::GrafanaCrc32),
             _ => None,
         }
     }
@@ -185,13 +192,20 @@ pub struct CompiledDetector {
     pub ignore: Option<String>,
     /// `secret` only: the match may span lines (private key blocks).
     pub multiline: bool,
+    /// `secret` only: a value that begins with a keyword of another secret detector (one
+    /// that does not defer) is left to that detector, which knows the provider's length,
+    /// alphabet and checksum (a generic rule does not report a truncated `glpat-` token).
+    #[serde(default)]
+    pub defer: bool,
     /// `secret` only: the checksum the provider builds into its tokens
     /// ([`Checksum::NAMES`]). A value that fails it is reported as a warning: it has the
     /// token's shape but was not issued (a test fixture, a hand-made sample).
     #[serde(default)]
     pub checksum: Option<Checksum>,
-    /// `file` only: match the path globs case-sensitively (default: ASCII
-    /// case-insensitive, so `cert.P12` is blocked like `cert.p12`).
+    /// `file`: match the path globs case-sensitively (default: ASCII case-insensitive, so
+    /// `cert.P12` is blocked like `cert.p12`). `secret`: match the keywords as written
+    /// (default: ASCII case-insensitive, stored lower-cased), for a keyword that is a
+    /// token's own spelling and would otherwise hit ordinary words.
     #[serde(default)]
     pub case_sensitive: bool,
     /// `stub` only: ignore matches inside string literals and after a line comment.

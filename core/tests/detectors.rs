@@ -83,6 +83,7 @@ fn blank(id: &str, kind: DetectorKind, o: Origin) -> CompiledDetector {
         multiline: false,
         checksum: None,
         case_sensitive: false,
+        defer: false,
         ignore: None,
         code_only: false,
         unless_before: None,

@@ -47,7 +47,28 @@ pub fn verify(kind: Checksum, token: &[u8]) -> Option<bool> {
             let (random, sum) = body.split_at(30);
             Some(base62(crc32(random), 6) == sum)
         }
+        Checksum::GrafanaCrc32 => {
+            // `glsa_<32 letters and digits>_<8 hex>`.
+            let cut = token.iter().rposition(|b| *b == b'_')?;
+            let (key, sum) = (&token[..cut], &token[cut + 1..]);
+            if sum.len() != 8 || !sum.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            Some(sum.eq_ignore_ascii_case(&grafana_sum(key)))
+        }
     }
+}
+
+/// Grafana's checksum of `key`: the CRC-32 bytes little-endian, as lower-case hex.
+pub fn grafana_sum(key: &[u8]) -> Vec<u8> {
+    crc32(key)
+        .to_le_bytes()
+        .iter()
+        .flat_map(|b| {
+            let hex = b"0123456789abcdef";
+            [hex[usize::from(b >> 4)], hex[usize::from(b & 15)]]
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -72,5 +93,33 @@ mod tests {
         // A 76-character refresh token predates the checksummed layout.
         let long = [b"ghr_".as_slice(), &[b'a'; 76]].concat();
         assert_eq!(verify(Checksum::GithubCrc32, &long), None);
+    }
+
+    #[test]
+    fn grafana_layout_is_checked() {
+        let key = b"glsa_abcdefghijklmnopqrstuvwxyzABCDEF";
+        // The CRC-32 bytes are written low byte first.
+        let crc = crc32(key).to_le_bytes();
+        let sum = grafana_sum(key);
+        assert_eq!(sum.len(), 8);
+        assert_eq!(
+            u8::from_str_radix(std::str::from_utf8(&sum[..2]).unwrap(), 16).unwrap(),
+            crc[0]
+        );
+        let mut token = key.to_vec();
+        token.push(b'_');
+        token.extend_from_slice(&sum);
+        assert_eq!(verify(Checksum::GrafanaCrc32, &token), Some(true));
+        let last = token.len() - 1;
+        token[last] = if token[last] == b'0' { b'1' } else { b'0' };
+        assert_eq!(verify(Checksum::GrafanaCrc32, &token), Some(false));
+        // Big-endian order is not Grafana's.
+        let mut be = key.to_vec();
+        be.push(b'_');
+        be.extend(format!("{:08x}", crc32(key)).bytes());
+        if crc32(key).swap_bytes() != crc32(key) {
+            assert_eq!(verify(Checksum::GrafanaCrc32, &be), Some(false));
+        }
+        assert_eq!(verify(Checksum::GrafanaCrc32, b"glsa_abc_12"), None);
     }
 }

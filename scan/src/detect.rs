@@ -1,7 +1,8 @@
 //! Runs the policy set's detectors over one changed file.
 //!
-//! One Aho-Corasick pass (ASCII case-insensitive) over the added text finds every keyword
-//! of every `secret` and `stub` detector; a detector's regex then runs only on the lines
+//! One Aho-Corasick pass (ASCII case-insensitive, plus one case-sensitive pass when a
+//! `case_sensitive` secret detector exists) over the added text finds every keyword of
+//! every `secret` and `stub` detector; a detector's regex then runs only on the lines
 //! where one of its keywords occurs, and is compiled the first time that happens. Path
 //! globs of all detectors form one glob set, matched once per file. This is what makes a
 //! scan cost grow with the keywords present, not with the number of detectors.
@@ -15,7 +16,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use contextos_core::detector::{CompiledDetector, DetectorKind, Severity};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::bytes::{Regex, RegexBuilder};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 /// Upper bound for a compiled detector regex; the compiler checks against the same bound.
@@ -61,9 +62,10 @@ struct Prepared {
 pub struct Detectors {
     prepared: Vec<Prepared>,
     globs: GlobSet,
-    keywords: Option<AhoCorasick>,
-    /// Keyword pattern index → detectors (indices into `prepared`) that listed it.
-    keyword_owners: Vec<Vec<usize>>,
+    /// The keywords, one automaton per case rule (ASCII case-insensitive, and as written
+    /// for `case_sensitive` secret detectors), each with its owners: pattern index →
+    /// detectors (indices into `prepared`) that listed it.
+    keywords: Vec<(AhoCorasick, Vec<Vec<usize>>)>,
 }
 
 /// The compiler's segment-aware path glob ([`contextos_core::glob::path_glob`]), optionally
@@ -121,8 +123,11 @@ impl Detectors {
             }
         };
         let mut prepared = Vec::with_capacity(detectors.len());
-        let mut keyword_list: Vec<String> = Vec::new();
-        let mut keyword_owners: Vec<Vec<usize>> = Vec::new();
+        // Per case rule (0: insensitive, 1: as written): keywords in order, their index,
+        // and their owners.
+        let mut keyword_list: [Vec<String>; 2] = Default::default();
+        let mut keyword_index: [HashMap<String, usize>; 2] = Default::default();
+        let mut keyword_owners: [Vec<Vec<usize>>; 2] = Default::default();
         for (di, d) in detectors.iter().enumerate() {
             let is_file = d.kind == DetectorKind::File;
             let path_src = if is_file { &d.patterns } else { &d.paths };
@@ -137,13 +142,19 @@ impl Detectors {
                     message: "has no keywords".into(),
                 });
             }
+            let rule = usize::from(d.kind == DetectorKind::Secret && d.case_sensitive);
             for k in &d.keywords {
-                let k = k.to_ascii_lowercase();
-                match keyword_list.iter().position(|x| *x == k) {
-                    Some(i) => keyword_owners[i].push(di),
+                let k = if rule == 1 {
+                    k.clone()
+                } else {
+                    k.to_ascii_lowercase()
+                };
+                match keyword_index[rule].get(&k) {
+                    Some(&i) => keyword_owners[rule][i].push(di),
                     None => {
-                        keyword_list.push(k);
-                        keyword_owners.push(vec![di]);
+                        keyword_index[rule].insert(k.clone(), keyword_list[rule].len());
+                        keyword_list[rule].push(k);
+                        keyword_owners[rule].push(vec![di]);
                     }
                 }
             }
@@ -183,25 +194,25 @@ impl Detectors {
             id: "paths".into(),
             message: e.to_string(),
         })?;
-        let keywords = if keyword_list.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .build(&keyword_list)
-                    .map_err(|e| DetectorError::Invalid {
-                        id: "keywords".into(),
-                        message: e.to_string(),
-                    })?,
-            )
-        };
+        let mut keywords = Vec::new();
+        for (rule, (list, owners)) in keyword_list.into_iter().zip(keyword_owners).enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let ac = AhoCorasickBuilder::new()
+                .ascii_case_insensitive(rule == 0)
+                .match_kind(MatchKind::Standard)
+                .build(&list)
+                .map_err(|e| DetectorError::Invalid {
+                    id: "keywords".into(),
+                    message: e.to_string(),
+                })?;
+            keywords.push((ac, owners));
+        }
         Ok(Detectors {
             prepared,
             globs,
             keywords,
-            keyword_owners,
         })
     }
 
@@ -270,7 +281,7 @@ impl Detectors {
         added: &[std::ops::Range<usize>],
         out: &mut Vec<Finding>,
     ) -> Result<(), DetectorError> {
-        if self.keywords.is_none() {
+        if self.keywords.is_empty() {
             return Ok(());
         }
         let lines = Lines::new(content);
@@ -346,9 +357,6 @@ impl Detectors {
         raw: bool,
         out: &mut Vec<Finding>,
     ) -> Result<(), DetectorError> {
-        let Some(ac) = &self.keywords else {
-            return Ok(());
-        };
         // (detector, line) pairs whose keyword occurs on an added line.
         let mut todo: BTreeSet<(usize, usize)> = BTreeSet::new();
         for r in added {
@@ -357,11 +365,13 @@ impl Detectors {
             let Some(slice) = content.get(start..end) else {
                 continue;
             };
-            for m in ac.find_overlapping_iter(slice) {
-                let line = lines.line_of(start + m.start());
-                for &di in &self.keyword_owners[m.pattern().as_usize()] {
-                    if applies[di] {
-                        todo.insert((di, line));
+            for (ac, owners) in &self.keywords {
+                for m in ac.find_overlapping_iter(slice) {
+                    let line = lines.line_of(start + m.start());
+                    for &di in &owners[m.pattern().as_usize()] {
+                        if applies[di] {
+                            todo.insert((di, line));
+                        }
                     }
                 }
             }
@@ -423,6 +433,28 @@ impl Detectors {
         Ok(())
     }
 
+    /// Whether a deferring detector leaves this value to a provider's detector: the value
+    /// begins with that detector's keyword, its prefix (`glpat-`, `AKIA`), and that
+    /// detector knows the token's length and checksum. Keywords the deferring detector
+    /// lists itself (`secret`, `token`) do not count; nor do detectors that defer or that
+    /// run only on some paths (a `.netrc` rule may not see this file). A provider's name
+    /// before the value (`ZOOM_CLIENT_SECRET`) does not defer: a random value under it is
+    /// reported whichever length it has.
+    fn deferred(&self, p: &Prepared, value: &[u8]) -> bool {
+        self.keywords.iter().any(|(ac, owners)| {
+            ac.find_overlapping_iter(value)
+                .filter(|k| k.start() == 0)
+                .any(|k| {
+                    let owners = &owners[k.pattern().as_usize()];
+                    !owners.iter().any(|&di| std::ptr::eq(&self.prepared[di], p))
+                        && owners.iter().any(|&di| {
+                            let q = &self.prepared[di];
+                            q.det.kind == DetectorKind::Secret && !q.det.defer && q.paths.is_empty()
+                        })
+                })
+        })
+    }
+
     fn judge_match(
         &self,
         p: &Prepared,
@@ -459,6 +491,9 @@ impl Detectors {
                     if re.is_match(m.whole) {
                         return Ok(None);
                     }
+                }
+                if d.defer && self.deferred(p, value) {
+                    return Ok(None);
                 }
                 if let Some(c) = d.checksum {
                     if checksum::verify(c, value) == Some(false) {

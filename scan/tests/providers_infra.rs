@@ -486,7 +486,7 @@ fn toml_token(seed: u64, entry: &toml::Value, long: bool) -> String {
         .get("parts")
         .and_then(|p| p.as_array())
         .expect("parts");
-    parts
+    let token: String = parts
         .iter()
         .enumerate()
         .map(|(i, part)| {
@@ -499,7 +499,15 @@ fn toml_token(seed: u64, entry: &toml::Value, long: bool) -> String {
             let n = if long { max } else { min } as usize;
             rnd(seed * 17 + i as u64, n, &alphabet(part))
         })
-        .collect()
+        .collect();
+    match entry.get("checksum").and_then(|c| c.as_str()) {
+        None => token,
+        Some("grafana-crc32") => {
+            let sum = contextos_scan::checksum::grafana_sum(token.as_bytes());
+            format!("{token}_{}", String::from_utf8(sum).expect("hex"))
+        }
+        Some(other) => panic!("no generator for checksum {other} in {entry}"),
+    }
 }
 
 #[test]

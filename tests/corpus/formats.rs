@@ -206,6 +206,15 @@ pub fn token(rng: &mut Rng, parts: &[Part], checksum: Option<&str>) -> String {
         // The CRC-32 of the random part (after the prefix's `_`), six base62 digits.
         let random = s.rsplit('_').next().unwrap_or("").to_string();
         s.push_str(&base62(crc32(random.as_bytes()), 6));
+    } else if checksum == Some("grafana-crc32") {
+        // `_` and the CRC-32 of everything so far, bytes little-endian, lower-case hex.
+        let sum: String = crc32(s.as_bytes())
+            .to_le_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        s.push('_');
+        s.push_str(&sum);
     }
     s
 }
@@ -374,11 +383,16 @@ pub fn render(ctx: Context, var: &str, token: &str) -> (String, usize) {
     (text, at)
 }
 
+/// Whether a token of `parts` begins with a documented prefix.
+pub fn prefixed(parts: &[Part]) -> bool {
+    matches!(parts.first(), Some(Part::Lit(l)) if l.len() >= 3)
+}
+
 /// The contexts a format is planted in: the header context only for prefixed tokens (an
 /// unprefixed one is found by its variable's name, which a header does not carry), and
 /// not for tokens that are URLs.
 pub fn contexts(parts: &[Part]) -> Vec<Context> {
-    let prefixed = matches!(parts.first(), Some(Part::Lit(l)) if l.len() >= 3);
+    let prefixed = prefixed(parts);
     let url = matches!(parts.first(), Some(Part::Lit(l)) if l.contains("://"));
     Context::ALL
         .into_iter()
@@ -396,6 +410,10 @@ pub struct Item {
     pub detector: String,
     pub context: Context,
     pub positive: bool,
+    /// The format file the item comes from (`core.toml`).
+    pub source: String,
+    /// The value begins with a documented prefix (a literal of three characters or more).
+    pub prefixed: bool,
 }
 
 /// The generated corpus: files and what they hold.
@@ -422,6 +440,8 @@ pub fn generate(formats: &[Format], near: &[NearMiss], seed: u64) -> Generated {
                 detector: f.detector.clone(),
                 context: ctx,
                 positive: true,
+                source: f.source.clone(),
+                prefixed: prefixed(&f.parts),
             });
             g.files.push((path, text));
         }
@@ -443,6 +463,8 @@ pub fn generate(formats: &[Format], near: &[NearMiss], seed: u64) -> Generated {
                 detector: n.detector.clone(),
                 context: ctx,
                 positive: false,
+                source: n.source.clone(),
+                prefixed: prefixed(&n.parts),
             });
             g.files.push((path, text));
         }
@@ -466,14 +488,36 @@ pub struct FamilyScore {
     pub near_misses: usize,
     /// Near misses the named detector reported.
     pub near_flagged: usize,
+    /// Near misses any rule reported (the generic ones included): the false positives.
+    pub near_any: usize,
+    /// Near misses that begin with the provider's documented prefix, and how many of those
+    /// any rule reported.
+    pub near_prefixed: usize,
+    pub near_prefixed_any: usize,
+}
+
+impl FamilyScore {
+    fn add(&mut self, f: &FamilyScore) {
+        self.positives += f.positives;
+        self.found += f.found;
+        self.by_detector += f.by_detector;
+        self.specific += f.specific;
+        self.near_misses += f.near_misses;
+        self.near_flagged += f.near_flagged;
+        self.near_any += f.near_any;
+        self.near_prefixed += f.near_prefixed;
+        self.near_prefixed_any += f.near_prefixed_any;
+    }
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct Totals {
     pub families: BTreeMap<String, FamilyScore>,
+    /// The same counts per format file (`core.toml`, `infra.toml`, …).
+    pub sources: BTreeMap<String, FamilyScore>,
     /// Positives not found: (path, family, context).
     pub missed: Vec<(String, String, &'static str)>,
-    /// Near misses reported by their detector: (path, family, rule).
+    /// Near misses reported by any rule: (path, family, rules).
     pub flagged: Vec<(String, String, String)>,
 }
 
@@ -481,29 +525,61 @@ impl Totals {
     pub fn sum(&self) -> FamilyScore {
         let mut t = FamilyScore::default();
         for f in self.families.values() {
-            t.positives += f.positives;
-            t.found += f.found;
-            t.by_detector += f.by_detector;
-            t.specific += f.specific;
-            t.near_misses += f.near_misses;
-            t.near_flagged += f.near_flagged;
+            t.add(f);
         }
         t
+    }
+
+    /// Per category: families, positives, recall, share found by the format's own detector
+    /// and by any provider-specific one, and near misses reported by any rule.
+    pub fn category_table(&self) -> String {
+        let mut cats: BTreeMap<&str, (usize, FamilyScore)> = BTreeMap::new();
+        for f in self.families.values() {
+            let c = cats.entry(f.category.as_str()).or_default();
+            c.0 += 1;
+            c.1.add(f);
+        }
+        let mut s = String::from(
+            "| category | families | positives | recall | by its detector | by a provider detector | near misses reported (any rule) | of them prefixed |\n|---|---|---|---|---|---|---|---|\n",
+        );
+        let row = |name: &str, n: usize, f: &FamilyScore| {
+            format!(
+                "| {name} | {n} | {} | {:.3} | {:.3} | {:.3} | {}/{} | {}/{} |\n",
+                f.positives,
+                ratio(f.found, f.positives),
+                ratio(f.by_detector, f.positives),
+                ratio(f.specific, f.positives),
+                f.near_any,
+                f.near_misses,
+                f.near_prefixed_any,
+                f.near_prefixed
+            )
+        };
+        for (name, (n, f)) in &cats {
+            s.push_str(&row(name, *n, f));
+        }
+        for (name, f) in &self.sources {
+            s.push_str(&row(&format!("*{name}*"), 0, f).replace(" | 0 | ", " | — | "));
+        }
+        s.push_str(&row("**all**", self.families.len(), &self.sum()));
+        s
     }
 
     /// The Markdown table the book shows.
     pub fn table(&self) -> String {
         let mut s = String::from(
-            "| family | category | positives | recall | by its detector | near misses reported |\n|---|---|---|---|---|---|\n",
+            "| family | category | positives | recall | by its detector | near misses: by its detector | by any rule |\n|---|---|---|---|---|---|---|\n",
         );
         let row = |name: &str, f: &FamilyScore| {
             format!(
-                "| {name} | {} | {} | {:.2} | {:.2} | {}/{} |\n",
+                "| {name} | {} | {} | {:.2} | {:.2} | {}/{} | {}/{} |\n",
                 f.category,
                 f.positives,
                 ratio(f.found, f.positives),
                 ratio(f.by_detector, f.positives),
                 f.near_flagged,
+                f.near_misses,
+                f.near_any,
                 f.near_misses
             )
         };
@@ -535,26 +611,36 @@ pub fn score(g: &Generated, hits: &[Hit]) -> Totals {
             .get(&(it.path.as_str(), it.line))
             .cloned()
             .unwrap_or_default();
-        let fs = t.families.entry(it.family.clone()).or_default();
-        fs.category.clone_from(&it.category);
+        // This item's counts, added to its family's and its format file's.
+        let mut one = FamilyScore {
+            category: it.category.clone(),
+            ..FamilyScore::default()
+        };
         if it.positive {
-            fs.positives += 1;
+            one.positives = 1;
             if !rules.is_empty() {
-                fs.found += 1;
+                one.found = 1;
             } else {
                 t.missed
                     .push((it.path.clone(), it.family.clone(), it.context.as_str()));
             }
-            fs.by_detector += usize::from(rules.contains(&it.detector.as_str()));
-            fs.specific += usize::from(rules.iter().any(|r| !r.starts_with("generic-")));
+            one.by_detector = usize::from(rules.contains(&it.detector.as_str()));
+            one.specific = usize::from(rules.iter().any(|r| !r.starts_with("generic-")));
         } else {
-            fs.near_misses += 1;
-            if rules.contains(&it.detector.as_str()) {
-                fs.near_flagged += 1;
+            one.near_misses = 1;
+            one.near_prefixed = usize::from(it.prefixed);
+            one.near_flagged = usize::from(rules.contains(&it.detector.as_str()));
+            if !rules.is_empty() {
+                one.near_any = 1;
+                one.near_prefixed_any = usize::from(it.prefixed);
                 t.flagged
-                    .push((it.path.clone(), it.family.clone(), it.detector.clone()));
+                    .push((it.path.clone(), it.family.clone(), rules.join(",")));
             }
         }
+        let fs = t.families.entry(it.family.clone()).or_default();
+        fs.category.clone_from(&it.category);
+        fs.add(&one);
+        t.sources.entry(it.source.clone()).or_default().add(&one);
     }
     t
 }

@@ -3,7 +3,8 @@
 //! file contexts (base64 inside a Kubernetes Secret among them), staged in a real git
 //! repository and scanned by the real binary. Scored per provider family
 //! (`tests/corpus/formats.rs`); the thresholds are those of issue 19's independent corpus.
-//! `SECRET_FORMATS_TABLE=path` writes the per-family table (Markdown) for the book.
+//! `SECRET_FORMATS_TABLE=path` writes the per-category and per-family tables (Markdown) for
+//! the book.
 
 use crate::scan_corpus::corpus;
 use corpus::formats;
@@ -14,8 +15,17 @@ use std::process::Command;
 /// Overall recall, and the share of positives found by a provider-specific detector.
 const RECALL: f64 = 0.90;
 const SPECIFIC: f64 = 0.50;
-/// Near misses reported by the detector they imitate.
+/// Near misses reported by the detector they imitate (of all near misses): issue 19's bound.
 const NEAR_MISS_RATE: f64 = 0.04;
+/// Near misses with a provider's prefix reported by any rule, generic ones included. Not
+/// yet within issue 19's 4 %: the generic rule defers to a provider whose keyword is the
+/// prefix (`glpat-`, `AKIA`), but prefixes shared by several providers (`sk-`, `live_`,
+/// `key-`, `api-`) are not keywords, so a short random value after them under a secret's
+/// name is reported (2026-12-01: 82 of 621, 28 formats). A bound that fails on regression.
+const PREFIXED_NEAR_MISS_ANY_RATE: f64 = 0.14;
+// Near misses without a prefix sit under the provider's variable name
+// (`ZOOM_CLIENT_SECRET=` and 16 random characters); the generic rule reports a random value
+// under a secret's name whatever its length. They are counted and shown, not bounded.
 
 fn format_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/secret_formats")
@@ -36,7 +46,9 @@ fn format_files_parse_and_name_their_parts() {
         );
         assert!(f.doc.starts_with("https://"), "{f:?}");
         assert!(
-            f.checksum.as_deref().is_none_or(|c| c == "github-crc32"),
+            f.checksum
+                .as_deref()
+                .is_none_or(|c| c == "github-crc32" || c == "grafana-crc32"),
             "unknown checksum in {f:?}"
         );
     }
@@ -108,16 +120,29 @@ fn documented_formats_are_found_by_their_detectors() {
     for (path, family, ctx) in &t.missed {
         println!("  missed {family} in {ctx}: {path}");
     }
-    for (path, family, rule) in &t.flagged {
-        println!("  near miss of {family} reported by {rule}: {path}");
+    for (path, family, rules) in &t.flagged {
+        println!("  near miss of {family} reported by {rules}: {path}");
     }
+    let categories = t.category_table();
+    println!("{categories}");
     if let Some(p) = std::env::var_os("SECRET_FORMATS_TABLE") {
-        std::fs::write(p, &table).unwrap();
+        std::fs::write(p, format!("{categories}\n{table}")).unwrap();
     }
     let all = t.sum();
     let recall = formats::ratio(all.found, all.positives);
     let specific = formats::ratio(all.specific, all.positives);
-    let near_rate = formats::ratio(all.near_flagged, all.near_misses);
+    let own_rate = formats::ratio(all.near_flagged, all.near_misses);
+    let prefixed_rate = formats::ratio(all.near_prefixed_any, all.near_prefixed);
+    println!(
+        "near misses reported: {}/{} by the detector they imitate, {}/{} by any rule \
+         ({}/{} of those with a provider's prefix)",
+        all.near_flagged,
+        all.near_misses,
+        all.near_any,
+        all.near_misses,
+        all.near_prefixed_any,
+        all.near_prefixed
+    );
     assert!(
         recall >= RECALL,
         "recall {recall:.3} ({}/{})",
@@ -129,9 +154,15 @@ fn documented_formats_are_found_by_their_detectors() {
         "provider-specific share {specific:.3}"
     );
     assert!(
-        near_rate <= NEAR_MISS_RATE,
-        "near misses reported {near_rate:.3} ({}/{})",
+        own_rate <= NEAR_MISS_RATE,
+        "near misses reported by their detector {own_rate:.3} ({}/{})",
         all.near_flagged,
         all.near_misses
+    );
+    assert!(
+        prefixed_rate <= PREFIXED_NEAR_MISS_ANY_RATE,
+        "prefixed near misses reported by any rule {prefixed_rate:.3} ({}/{})",
+        all.near_prefixed_any,
+        all.near_prefixed
     );
 }

@@ -238,6 +238,7 @@ pub(super) fn compile_detector(
         content: None,
         skip: None,
         multiline: false,
+        defer: false,
         checksum: None,
         case_sensitive: false,
         ignore: None,
@@ -306,7 +307,8 @@ pub(super) fn compile_detector(
                                     .with_help("an empty keyword would let every line through"),
                             );
                         }
-                        out.keywords = vals.iter().map(|w| w.to_ascii_lowercase()).collect();
+                        // Lower-cased below unless the detector is case-sensitive.
+                        out.keywords = vals;
                     }
                     "stopwords" => out.stopwords = vals,
                     "allow" => out.allow = vals,
@@ -373,13 +375,14 @@ pub(super) fn compile_detector(
                     ),
                 }
             }
-            "multiline" | "code_only" | "case_sensitive" => {
+            "multiline" | "code_only" | "case_sensitive" | "defer" => {
                 let Value::Bool(b) = v.node else {
                     ctx.err(fi, wrong_type(v, key, "`true` or `false`"));
                     continue;
                 };
                 match key {
                     "multiline" => out.multiline = b,
+                    "defer" => out.defer = b,
                     "code_only" => out.code_only = b,
                     _ => out.case_sensitive = b,
                 }
@@ -431,6 +434,12 @@ pub(super) fn compile_detector(
                 }
             }
             _ => {}
+        }
+    }
+
+    if !out.case_sensitive {
+        for k in &mut out.keywords {
+            k.make_ascii_lowercase();
         }
     }
 
