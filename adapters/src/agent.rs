@@ -37,11 +37,14 @@ pub enum Agent {
     Junie,
     /// Kiro: `.kiro/steering` files with `inclusion: fileMatch` (instructions only).
     Kiro,
+    /// Continue: `.continue/rules/ctx-*.md` with `name`, `globs` and `alwaysApply` front
+    /// matter (instructions only, no hook).
+    Continue,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 12] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
@@ -53,6 +56,7 @@ impl Agent {
         Agent::Zed,
         Agent::Junie,
         Agent::Kiro,
+        Agent::Continue,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -70,6 +74,7 @@ impl Agent {
             Agent::Zed => "zed",
             Agent::Junie => "junie",
             Agent::Kiro => "kiro",
+            Agent::Continue => "continue",
         }
     }
 
@@ -83,7 +88,12 @@ impl Agent {
     pub fn has_hook(self) -> bool {
         !matches!(
             self,
-            Agent::AgentsMd | Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro
+            Agent::AgentsMd
+                | Agent::Cline
+                | Agent::Zed
+                | Agent::Junie
+                | Agent::Kiro
+                | Agent::Continue
         )
     }
 

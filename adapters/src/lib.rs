@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`agent`] | [`Agent`], the one agent enum (every agent is a compile target; [`Agent::has_hook`] tells which run a hook) |
 //! | [`output`] | what emitters produce: [`Output`], [`Content`], [`JsonPart`], [`Lossy`] |
-//! | `agents_md/`, `claude/`, `codex/`, `copilot/`, `cursor/`, `gemini/`, `windsurf/`, `cline/`, `zed/`, `junie/`, `kiro/` | one folder per agent: `emit.rs` (its files) and `hook.rs` (its hook dialect; `AGENTS.md` has none) |
+//! | `agents_md/`, `claude/`, `codex/`, `copilot/`, `cursor/`, `gemini/`, `windsurf/`, `cline/`, `zed/`, `junie/`, `kiro/`, `continue_dev/` | one folder per agent: `emit.rs` (its files) and `hook.rs` (its hook dialect; `AGENTS.md` has none) |
 //! | [`emit()`] | runs the chosen agents' emitters |
 //! | [`parse_event`], [`render`], [`render_failure`] | an agent's hook in its own dialect |
 //! | [`protocol`] | what every hook dialect shares: [`HookEvent`], [`Action`], [`Answer`], the JSON field readers, `apply_patch` bodies |
@@ -25,6 +25,7 @@ pub mod agents_md;
 pub mod claude;
 pub mod cline;
 pub mod codex;
+pub mod continue_dev;
 pub mod copilot;
 pub mod cursor;
 mod emitters;

@@ -660,3 +660,23 @@ fn cursor_cli_junie_and_kiro_files() {
     let o = run(d.path(), &["compile", "--target", "cursor,junie,kiro"]);
     assert!(o.stdout.contains("in sync"), "{}", o.stdout);
 }
+
+/// `--target continue`: one `.continue/rules/ctx-*.md` per guide, YAML front matter with
+/// `name`, `globs` (a list) and `alwaysApply: false` for a scoped guide; a second run is in
+/// sync.
+#[test]
+fn continue_rules_carry_name_globs_and_always_apply() {
+    let d = project();
+    let o = run(d.path(), &["compile", "--target", "continue"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let rule = read(d.path(), ".continue/rules/ctx-layering.md");
+    assert!(
+        rule.starts_with(
+            "---\nname: Service layering\nglobs:\n  - \"src/api/**\"\nalwaysApply: false\n---\n"
+        ),
+        "{rule}"
+    );
+    assert!(rule.contains("\n# Service layering\n"), "{rule}");
+    let o = run(d.path(), &["compile", "--target", "continue"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}

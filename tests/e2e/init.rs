@@ -322,3 +322,23 @@ fn completions_and_man_pages_cover_every_command() {
         assert!(text.starts_with(".ie"), "{page}: {text}");
     }
 }
+
+/// The agents of issue 17's later targets are found by their files in the repository.
+#[test]
+fn init_finds_continue() {
+    let r = Repo::new();
+    r.write(".continue/config.yaml", "name: team\n");
+    let out = r.init(&["--no-git-hook"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("continue (.continue in the repository)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        r.read("contextos.toml").contains("\"continue\""),
+        "{}",
+        r.read("contextos.toml")
+    );
+}
