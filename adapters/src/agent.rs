@@ -40,11 +40,14 @@ pub enum Agent {
     /// Continue: `.continue/rules/ctx-*.md` with `name`, `globs` and `alwaysApply` front
     /// matter (instructions only, no hook).
     Continue,
+    /// Aider: `.aider.conf.yml` with `read: [AGENTS.md]` and `.aiderignore` (instructions
+    /// only, no hook).
+    Aider,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 12] = [
+    pub const ALL: [Agent; 13] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
@@ -57,6 +60,7 @@ impl Agent {
         Agent::Junie,
         Agent::Kiro,
         Agent::Continue,
+        Agent::Aider,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -75,6 +79,7 @@ impl Agent {
             Agent::Junie => "junie",
             Agent::Kiro => "kiro",
             Agent::Continue => "continue",
+            Agent::Aider => "aider",
         }
     }
 
@@ -94,16 +99,17 @@ impl Agent {
                 | Agent::Junie
                 | Agent::Kiro
                 | Agent::Continue
+                | Agent::Aider
         )
     }
 
     /// Whether the agent's instructions come from `AGENTS.md`, so compiling for it
     /// compiles `AGENTS.md` too (`CLAUDE.md` imports it; Gemini CLI is pointed at it;
-    /// Windsurf and Kiro read it for the project-wide guides).
+    /// Windsurf and Kiro read it for the project-wide guides; Aider is told to read it).
     pub fn needs_agents_md(self) -> bool {
         matches!(
             self,
-            Agent::Claude | Agent::Gemini | Agent::Windsurf | Agent::Kiro
+            Agent::Claude | Agent::Gemini | Agent::Windsurf | Agent::Kiro | Agent::Aider
         )
     }
 }

@@ -1,8 +1,8 @@
 //! Runs the chosen agents' emitters: one compiled policy set in, every output out.
 
 use crate::{
-    agents_md, claude, cline, codex, continue_dev, copilot, cursor, gemini, junie, kiro, windsurf,
-    wiring, zed,
+    agents_md, aider, claude, cline, codex, continue_dev, copilot, cursor, gemini, junie, kiro,
+    windsurf, wiring, zed,
 };
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
@@ -43,6 +43,7 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::Junie => junie::emit::emit(set),
             Agent::Kiro => kiro::emit::emit(set),
             Agent::Continue => continue_dev::emit::emit(set),
+            Agent::Aider => aider::emit::emit(set),
         };
         out.outputs.extend(e.outputs);
         out.outputs.extend(wiring::registration(*t));

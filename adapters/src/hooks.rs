@@ -16,7 +16,8 @@ fn dialect(agent: Agent) -> Option<&'static Dialect> {
         | Agent::Zed
         | Agent::Junie
         | Agent::Kiro
-        | Agent::Continue => None,
+        | Agent::Continue
+        | Agent::Aider => None,
         Agent::Claude => Some(&claude::hook::DIALECT),
         Agent::Cursor => Some(&cursor::hook::DIALECT),
         Agent::Copilot => Some(&copilot::hook::DIALECT),

@@ -680,3 +680,34 @@ fn continue_rules_carry_name_globs_and_always_apply() {
     let o = run(d.path(), &["compile", "--target", "continue"]);
     assert!(o.stdout.contains("in sync"), "{}", o.stdout);
 }
+
+/// `--target aider`: `.aider.conf.yml` reads `AGENTS.md` (compiled along) and
+/// `.aiderignore` lists the read denies; a `.aider.conf.yml` the user wrote is kept byte
+/// for byte with a note saying what to add.
+#[test]
+fn aider_reads_agents_md_and_keeps_the_users_conf() {
+    let d = project();
+    let o = run(d.path(), &["compile", "--target", "aider"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let conf = read(d.path(), ".aider.conf.yml");
+    assert!(conf.ends_with("\nread:\n  - AGENTS.md\n"), "{conf}");
+    for line in conf.lines() {
+        assert!(
+            line.starts_with('#') || line == "read:" || line == "  - AGENTS.md",
+            "{line}"
+        );
+    }
+    assert!(read(d.path(), ".aiderignore").contains("\n**/.env\n"));
+    assert!(read(d.path(), "AGENTS.md").contains("## Project rules (ContextOS)"));
+    let o = run(d.path(), &["compile", "--target", "aider"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+
+    let users = project();
+    let own = "model: sonnet\nauto-commits: false\n";
+    std::fs::write(users.path().join(".aider.conf.yml"), own).unwrap();
+    let o = run(users.path(), &["compile", "--target", "aider", "--verbose"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert_eq!(read(users.path(), ".aider.conf.yml"), own);
+    let all = format!("{}{}", o.stdout, o.stderr);
+    assert!(all.contains("add `read: [AGENTS.md]`"), "{all}");
+}

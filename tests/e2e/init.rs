@@ -342,3 +342,28 @@ fn init_finds_continue() {
         r.read("contextos.toml")
     );
 }
+
+/// Aider is found by its configuration file, which init keeps as the user wrote it (no
+/// YAML merge) and says what to add; a second run changes nothing.
+#[test]
+fn init_finds_aider_and_keeps_its_conf() {
+    let r = Repo::new();
+    let own = "model: sonnet\n";
+    r.write(".aider.conf.yml", own);
+    let out = r.init(&["--no-git-hook"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("aider    (.aider.conf.yml in the repository)"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(r.read(".aider.conf.yml"), own);
+    assert!(r.root().join("AGENTS.md").is_file());
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains("add `read: [AGENTS.md]`"), "{all}");
+    let before = r.snapshot();
+    let again = r.init(&["--no-git-hook"]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert_eq!(r.snapshot(), before, "a second init changed files");
+}

@@ -14,7 +14,7 @@ use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro, continue).
+    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro, continue, aider).
     /// Default: the ones whose files are found in the repository or the home directory.
     #[arg(long, value_delimiter = ',', value_name = "A,…")]
     pub agents: Vec<String>,
@@ -68,6 +68,11 @@ const SIGNS: &[(Agent, &[&str], &[&str])] = &[
     (Agent::Junie, &[".junie"], &[]),
     (Agent::Kiro, &[".kiro"], &[".kiro"]),
     (Agent::Continue, &[".continue"], &[".continue"]),
+    (
+        Agent::Aider,
+        &[".aider.conf.yml", ".aiderignore"],
+        &[".aider.conf.yml"],
+    ),
 ];
 
 /// The agents found, each with the file that gave it away. `AGENTS.md` is always among
