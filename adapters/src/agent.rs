@@ -43,11 +43,15 @@ pub enum Agent {
     /// Aider: `.aider.conf.yml` with `read: [AGENTS.md]` and `.aiderignore` (instructions
     /// only, no hook).
     Aider,
+    /// OpenCode: `opencode.json` `permission` (`bash` patterns, `edit`, `webfetch`); it
+    /// reads `AGENTS.md` itself (no hook).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 13] = [
+    pub const ALL: [Agent; 14] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
@@ -61,6 +65,7 @@ impl Agent {
         Agent::Kiro,
         Agent::Continue,
         Agent::Aider,
+        Agent::OpenCode,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -80,6 +85,7 @@ impl Agent {
             Agent::Kiro => "kiro",
             Agent::Continue => "continue",
             Agent::Aider => "aider",
+            Agent::OpenCode => "opencode",
         }
     }
 
@@ -100,6 +106,7 @@ impl Agent {
                 | Agent::Kiro
                 | Agent::Continue
                 | Agent::Aider
+                | Agent::OpenCode
         )
     }
 
@@ -109,7 +116,12 @@ impl Agent {
     pub fn needs_agents_md(self) -> bool {
         matches!(
             self,
-            Agent::Claude | Agent::Gemini | Agent::Windsurf | Agent::Kiro | Agent::Aider
+            Agent::Claude
+                | Agent::Gemini
+                | Agent::Windsurf
+                | Agent::Kiro
+                | Agent::Aider
+                | Agent::OpenCode
         )
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::{
     agents_md, aider, claude, cline, codex, continue_dev, copilot, cursor, gemini, junie, kiro,
-    windsurf, wiring, zed,
+    opencode, windsurf, wiring, zed,
 };
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
@@ -44,6 +44,7 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::Kiro => kiro::emit::emit(set),
             Agent::Continue => continue_dev::emit::emit(set),
             Agent::Aider => aider::emit::emit(set),
+            Agent::OpenCode => opencode::emit::emit(set),
         };
         out.outputs.extend(e.outputs);
         out.outputs.extend(wiring::registration(*t));

@@ -17,7 +17,8 @@ fn dialect(agent: Agent) -> Option<&'static Dialect> {
         | Agent::Junie
         | Agent::Kiro
         | Agent::Continue
-        | Agent::Aider => None,
+        | Agent::Aider
+        | Agent::OpenCode => None,
         Agent::Claude => Some(&claude::hook::DIALECT),
         Agent::Cursor => Some(&cursor::hook::DIALECT),
         Agent::Copilot => Some(&copilot::hook::DIALECT),

@@ -98,9 +98,13 @@ pub fn registration(agent: Agent) -> Vec<Output> {
         // only; ContextOS writes no user-level files.
         Agent::Windsurf => Vec::new(),
         // Instructions-only targets: no MCP configuration is written for them.
-        Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro | Agent::Continue | Agent::Aider => {
-            Vec::new()
-        }
+        Agent::Cline
+        | Agent::Zed
+        | Agent::Junie
+        | Agent::Kiro
+        | Agent::Continue
+        | Agent::Aider
+        | Agent::OpenCode => Vec::new(),
     }
 }
 
@@ -163,7 +167,8 @@ pub fn allowlist_notes(agent: Agent, servers: &[String]) -> Vec<Lossy> {
         | Agent::Junie
         | Agent::Kiro
         | Agent::Continue
-        | Agent::Aider => return Vec::new(),
+        | Agent::Aider
+        | Agent::OpenCode => return Vec::new(),
     };
     vec![Lossy {
         target: agent,
@@ -220,6 +225,7 @@ mod tests {
                     | Agent::Kiro
                     | Agent::Continue
                     | Agent::Aider
+                    | Agent::OpenCode
             ) {
                 assert!(outs.is_empty(), "{agent:?}");
                 continue;

@@ -70,7 +70,7 @@ fn render_in(target: Agent, mode: Mode) -> String {
 }
 
 /// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
-const SNAPSHOTS: [(&str, Agent); 13] = [
+const SNAPSHOTS: [(&str, Agent); 14] = [
     ("agents_md", Agent::AgentsMd),
     ("claude_code", Agent::Claude),
     ("cursor", Agent::Cursor),
@@ -84,6 +84,7 @@ const SNAPSHOTS: [(&str, Agent); 13] = [
     ("kiro", Agent::Kiro),
     ("continue", Agent::Continue),
     ("aider", Agent::Aider),
+    ("opencode", Agent::OpenCode),
 ];
 
 #[test]

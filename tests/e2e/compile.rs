@@ -711,3 +711,58 @@ fn aider_reads_agents_md_and_keeps_the_users_conf() {
     let all = format!("{}{}", o.stdout, o.stderr);
     assert!(all.contains("add `read: [AGENTS.md]`"), "{all}");
 }
+
+/// `--target opencode`: `opencode.json` keeps the user's keys and `permission.bash`
+/// entries, adds the documented `$schema` and `permission` keys only (`bash` patterns
+/// mapped to `ask`/`deny`, the catch-all first and denies last), no `instructions` (OpenCode
+/// reads `AGENTS.md`, compiled along); a second run is in sync.
+#[test]
+fn opencode_permission_block_keeps_the_users_keys() {
+    let d = project();
+    std::fs::write(
+        d.path().join("opencode.json"),
+        r#"{"model": "anthropic/claude", "permission": {"bash": {"ls *": "allow"}}}"#,
+    )
+    .unwrap();
+    let o = run(d.path(), &["compile", "--target", "opencode"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let text = read(d.path(), "opencode.json");
+    let conf: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(conf["$schema"], "https://opencode.ai/config.json");
+    assert_eq!(conf["model"], "anthropic/claude");
+    assert!(conf.get("instructions").is_none(), "{conf}");
+    let top: Vec<&String> = conf.as_object().unwrap().keys().collect();
+    for k in &top {
+        assert!(
+            ["$schema", "model", "permission"].contains(&k.as_str()),
+            "{k}"
+        );
+    }
+    for k in conf["permission"].as_object().unwrap().keys() {
+        assert!(["bash", "edit", "webfetch"].contains(&k.as_str()), "{k}");
+    }
+    let bash = conf["permission"]["bash"].as_object().unwrap();
+    assert_eq!(bash["ls *"], "allow");
+    assert_eq!(bash["*"], "ask");
+    for (k, v) in bash {
+        assert!(
+            ["allow", "ask", "deny"].contains(&v.as_str().unwrap()),
+            "{k}: {v}"
+        );
+    }
+    // Order: the user's entry, the catch-all, then asks, then denies.
+    let values: Vec<&str> = bash.values().map(|v| v.as_str().unwrap()).collect();
+    let first_deny = values.iter().position(|v| *v == "deny");
+    let last_ask = values.iter().rposition(|v| *v == "ask");
+    if let (Some(d), Some(a)) = (first_deny, last_ask) {
+        assert!(a < d, "{values:?}");
+    }
+    assert!(
+        bash.iter()
+            .any(|(k, v)| k.starts_with("git push") && v == "deny"),
+        "{bash:?}"
+    );
+    assert!(read(d.path(), "AGENTS.md").contains("## Project rules (ContextOS)"));
+    let o = run(d.path(), &["compile", "--target", "opencode"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}

@@ -367,3 +367,21 @@ fn init_finds_aider_and_keeps_its_conf() {
     assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
     assert_eq!(r.snapshot(), before, "a second init changed files");
 }
+
+/// OpenCode is found by its `opencode.json`, whose keys init keeps.
+#[test]
+fn init_finds_opencode() {
+    let r = Repo::new();
+    r.write("opencode.json", "{\"model\": \"x\"}\n");
+    let out = r.init(&["--no-git-hook"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("opencode (opencode.json in the repository)"),
+        "{}",
+        out.stdout
+    );
+    let conf: serde_json::Value = serde_json::from_str(&r.read("opencode.json")).unwrap();
+    assert_eq!(conf["model"], "x");
+    assert_eq!(conf["$schema"], "https://opencode.ai/config.json");
+}
