@@ -37,11 +37,21 @@ pub enum Agent {
     Junie,
     /// Kiro: `.kiro/steering` files with `inclusion: fileMatch` (instructions only).
     Kiro,
+    /// Continue: `.continue/rules/ctx-*.md` with `name`, `globs` and `alwaysApply` front
+    /// matter (instructions only, no hook).
+    Continue,
+    /// Aider: `.aider.conf.yml` with `read: [AGENTS.md]` and `.aiderignore` (instructions
+    /// only, no hook).
+    Aider,
+    /// OpenCode: `opencode.json` `permission` (`bash` patterns, `edit`, `webfetch`); it
+    /// reads `AGENTS.md` itself (no hook).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 14] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
@@ -53,6 +63,9 @@ impl Agent {
         Agent::Zed,
         Agent::Junie,
         Agent::Kiro,
+        Agent::Continue,
+        Agent::Aider,
+        Agent::OpenCode,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -70,6 +83,9 @@ impl Agent {
             Agent::Zed => "zed",
             Agent::Junie => "junie",
             Agent::Kiro => "kiro",
+            Agent::Continue => "continue",
+            Agent::Aider => "aider",
+            Agent::OpenCode => "opencode",
         }
     }
 
@@ -83,17 +99,29 @@ impl Agent {
     pub fn has_hook(self) -> bool {
         !matches!(
             self,
-            Agent::AgentsMd | Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro
+            Agent::AgentsMd
+                | Agent::Cline
+                | Agent::Zed
+                | Agent::Junie
+                | Agent::Kiro
+                | Agent::Continue
+                | Agent::Aider
+                | Agent::OpenCode
         )
     }
 
     /// Whether the agent's instructions come from `AGENTS.md`, so compiling for it
     /// compiles `AGENTS.md` too (`CLAUDE.md` imports it; Gemini CLI is pointed at it;
-    /// Windsurf and Kiro read it for the project-wide guides).
+    /// Windsurf and Kiro read it for the project-wide guides; Aider is told to read it).
     pub fn needs_agents_md(self) -> bool {
         matches!(
             self,
-            Agent::Claude | Agent::Gemini | Agent::Windsurf | Agent::Kiro
+            Agent::Claude
+                | Agent::Gemini
+                | Agent::Windsurf
+                | Agent::Kiro
+                | Agent::Aider
+                | Agent::OpenCode
         )
     }
 }

@@ -1,7 +1,8 @@
 //! Runs the chosen agents' emitters: one compiled policy set in, every output out.
 
 use crate::{
-    agents_md, claude, cline, codex, copilot, cursor, gemini, junie, kiro, windsurf, wiring, zed,
+    agents_md, aider, claude, cline, codex, continue_dev, copilot, cursor, gemini, junie, kiro,
+    opencode, windsurf, wiring, zed,
 };
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
@@ -41,6 +42,9 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::Zed => zed::emit::emit(set),
             Agent::Junie => junie::emit::emit(set),
             Agent::Kiro => kiro::emit::emit(set),
+            Agent::Continue => continue_dev::emit::emit(set),
+            Agent::Aider => aider::emit::emit(set),
+            Agent::OpenCode => opencode::emit::emit(set),
         };
         out.outputs.extend(e.outputs);
         out.outputs.extend(wiring::registration(*t));

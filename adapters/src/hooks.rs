@@ -11,7 +11,14 @@ use crate::{claude, codex, copilot, cursor, gemini, windsurf, Agent};
 /// [`Agent::has_hook`]).
 fn dialect(agent: Agent) -> Option<&'static Dialect> {
     match agent {
-        Agent::AgentsMd | Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro => None,
+        Agent::AgentsMd
+        | Agent::Cline
+        | Agent::Zed
+        | Agent::Junie
+        | Agent::Kiro
+        | Agent::Continue
+        | Agent::Aider
+        | Agent::OpenCode => None,
         Agent::Claude => Some(&claude::hook::DIALECT),
         Agent::Cursor => Some(&cursor::hook::DIALECT),
         Agent::Copilot => Some(&copilot::hook::DIALECT),

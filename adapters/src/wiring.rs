@@ -98,7 +98,13 @@ pub fn registration(agent: Agent) -> Vec<Output> {
         // only; ContextOS writes no user-level files.
         Agent::Windsurf => Vec::new(),
         // Instructions-only targets: no MCP configuration is written for them.
-        Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro => Vec::new(),
+        Agent::Cline
+        | Agent::Zed
+        | Agent::Junie
+        | Agent::Kiro
+        | Agent::Continue
+        | Agent::Aider
+        | Agent::OpenCode => Vec::new(),
     }
 }
 
@@ -156,7 +162,13 @@ pub fn allowlist_notes(agent: Agent, servers: &[String]) -> Vec<Lossy> {
         Agent::Copilot => "Copilot (`.vscode/mcp.json`, the CLI) has no project allowlist of MCP servers",
         Agent::Codex => "Codex can disable a server it knows by name but has no allowlist for servers added elsewhere",
         Agent::Windsurf => "Windsurf has no project MCP configuration (its servers are the user's own)",
-        Agent::Cline | Agent::Zed | Agent::Junie | Agent::Kiro => return Vec::new(),
+        Agent::Cline
+        | Agent::Zed
+        | Agent::Junie
+        | Agent::Kiro
+        | Agent::Continue
+        | Agent::Aider
+        | Agent::OpenCode => return Vec::new(),
     };
     vec![Lossy {
         target: agent,
@@ -211,6 +223,9 @@ mod tests {
                     | Agent::Zed
                     | Agent::Junie
                     | Agent::Kiro
+                    | Agent::Continue
+                    | Agent::Aider
+                    | Agent::OpenCode
             ) {
                 assert!(outs.is_empty(), "{agent:?}");
                 continue;

@@ -70,7 +70,7 @@ fn render_in(target: Agent, mode: Mode) -> String {
 }
 
 /// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
-const SNAPSHOTS: [(&str, Agent); 11] = [
+const SNAPSHOTS: [(&str, Agent); 14] = [
     ("agents_md", Agent::AgentsMd),
     ("claude_code", Agent::Claude),
     ("cursor", Agent::Cursor),
@@ -82,6 +82,9 @@ const SNAPSHOTS: [(&str, Agent); 11] = [
     ("zed", Agent::Zed),
     ("junie", Agent::Junie),
     ("kiro", Agent::Kiro),
+    ("continue", Agent::Continue),
+    ("aider", Agent::Aider),
+    ("opencode", Agent::OpenCode),
 ];
 
 #[test]

@@ -660,3 +660,109 @@ fn cursor_cli_junie_and_kiro_files() {
     let o = run(d.path(), &["compile", "--target", "cursor,junie,kiro"]);
     assert!(o.stdout.contains("in sync"), "{}", o.stdout);
 }
+
+/// `--target continue`: one `.continue/rules/ctx-*.md` per guide, YAML front matter with
+/// `name`, `globs` (a list) and `alwaysApply: false` for a scoped guide; a second run is in
+/// sync.
+#[test]
+fn continue_rules_carry_name_globs_and_always_apply() {
+    let d = project();
+    let o = run(d.path(), &["compile", "--target", "continue"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let rule = read(d.path(), ".continue/rules/ctx-layering.md");
+    assert!(
+        rule.starts_with(
+            "---\nname: Service layering\nglobs:\n  - \"src/api/**\"\nalwaysApply: false\n---\n"
+        ),
+        "{rule}"
+    );
+    assert!(rule.contains("\n# Service layering\n"), "{rule}");
+    let o = run(d.path(), &["compile", "--target", "continue"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}
+
+/// `--target aider`: `.aider.conf.yml` reads `AGENTS.md` (compiled along) and
+/// `.aiderignore` lists the read denies; a `.aider.conf.yml` the user wrote is kept byte
+/// for byte with a note saying what to add.
+#[test]
+fn aider_reads_agents_md_and_keeps_the_users_conf() {
+    let d = project();
+    let o = run(d.path(), &["compile", "--target", "aider"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let conf = read(d.path(), ".aider.conf.yml");
+    assert!(conf.ends_with("\nread:\n  - AGENTS.md\n"), "{conf}");
+    for line in conf.lines() {
+        assert!(
+            line.starts_with('#') || line == "read:" || line == "  - AGENTS.md",
+            "{line}"
+        );
+    }
+    assert!(read(d.path(), ".aiderignore").contains("\n**/.env\n"));
+    assert!(read(d.path(), "AGENTS.md").contains("## Project rules (ContextOS)"));
+    let o = run(d.path(), &["compile", "--target", "aider"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+
+    let users = project();
+    let own = "model: sonnet\nauto-commits: false\n";
+    std::fs::write(users.path().join(".aider.conf.yml"), own).unwrap();
+    let o = run(users.path(), &["compile", "--target", "aider", "--verbose"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert_eq!(read(users.path(), ".aider.conf.yml"), own);
+    let all = format!("{}{}", o.stdout, o.stderr);
+    assert!(all.contains("add `read: [AGENTS.md]`"), "{all}");
+}
+
+/// `--target opencode`: `opencode.json` keeps the user's keys and `permission.bash`
+/// entries, adds the documented `$schema` and `permission` keys only (`bash` patterns
+/// mapped to `ask`/`deny`, the catch-all first and denies last), no `instructions` (OpenCode
+/// reads `AGENTS.md`, compiled along); a second run is in sync.
+#[test]
+fn opencode_permission_block_keeps_the_users_keys() {
+    let d = project();
+    std::fs::write(
+        d.path().join("opencode.json"),
+        r#"{"model": "anthropic/claude", "permission": {"bash": {"ls *": "allow"}}}"#,
+    )
+    .unwrap();
+    let o = run(d.path(), &["compile", "--target", "opencode"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let text = read(d.path(), "opencode.json");
+    let conf: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(conf["$schema"], "https://opencode.ai/config.json");
+    assert_eq!(conf["model"], "anthropic/claude");
+    assert!(conf.get("instructions").is_none(), "{conf}");
+    let top: Vec<&String> = conf.as_object().unwrap().keys().collect();
+    for k in &top {
+        assert!(
+            ["$schema", "model", "permission"].contains(&k.as_str()),
+            "{k}"
+        );
+    }
+    for k in conf["permission"].as_object().unwrap().keys() {
+        assert!(["bash", "edit", "webfetch"].contains(&k.as_str()), "{k}");
+    }
+    let bash = conf["permission"]["bash"].as_object().unwrap();
+    assert_eq!(bash["ls *"], "allow");
+    assert_eq!(bash["*"], "ask");
+    for (k, v) in bash {
+        assert!(
+            ["allow", "ask", "deny"].contains(&v.as_str().unwrap()),
+            "{k}: {v}"
+        );
+    }
+    // Order: the user's entry, the catch-all, then asks, then denies.
+    let values: Vec<&str> = bash.values().map(|v| v.as_str().unwrap()).collect();
+    let first_deny = values.iter().position(|v| *v == "deny");
+    let last_ask = values.iter().rposition(|v| *v == "ask");
+    if let (Some(d), Some(a)) = (first_deny, last_ask) {
+        assert!(a < d, "{values:?}");
+    }
+    assert!(
+        bash.iter()
+            .any(|(k, v)| k.starts_with("git push") && v == "deny"),
+        "{bash:?}"
+    );
+    assert!(read(d.path(), "AGENTS.md").contains("## Project rules (ContextOS)"));
+    let o = run(d.path(), &["compile", "--target", "opencode"]);
+    assert!(o.stdout.contains("in sync"), "{}", o.stdout);
+}

@@ -322,3 +322,66 @@ fn completions_and_man_pages_cover_every_command() {
         assert!(text.starts_with(".ie"), "{page}: {text}");
     }
 }
+
+/// The agents of issue 17's later targets are found by their files in the repository.
+#[test]
+fn init_finds_continue() {
+    let r = Repo::new();
+    r.write(".continue/config.yaml", "name: team\n");
+    let out = r.init(&["--no-git-hook"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("continue (.continue in the repository)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        r.read("contextos.toml").contains("\"continue\""),
+        "{}",
+        r.read("contextos.toml")
+    );
+}
+
+/// Aider is found by its configuration file, which init keeps as the user wrote it (no
+/// YAML merge) and says what to add; a second run changes nothing.
+#[test]
+fn init_finds_aider_and_keeps_its_conf() {
+    let r = Repo::new();
+    let own = "model: sonnet\n";
+    r.write(".aider.conf.yml", own);
+    let out = r.init(&["--no-git-hook"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("aider    (.aider.conf.yml in the repository)"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(r.read(".aider.conf.yml"), own);
+    assert!(r.root().join("AGENTS.md").is_file());
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains("add `read: [AGENTS.md]`"), "{all}");
+    let before = r.snapshot();
+    let again = r.init(&["--no-git-hook"]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert_eq!(r.snapshot(), before, "a second init changed files");
+}
+
+/// OpenCode is found by its `opencode.json`, whose keys init keeps.
+#[test]
+fn init_finds_opencode() {
+    let r = Repo::new();
+    r.write("opencode.json", "{\"model\": \"x\"}\n");
+    let out = r.init(&["--no-git-hook"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("opencode (opencode.json in the repository)"),
+        "{}",
+        out.stdout
+    );
+    let conf: serde_json::Value = serde_json::from_str(&r.read("opencode.json")).unwrap();
+    assert_eq!(conf["model"], "x");
+    assert_eq!(conf["$schema"], "https://opencode.ai/config.json");
+}

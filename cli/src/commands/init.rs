@@ -14,7 +14,7 @@ use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro).
+    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro, continue, aider, opencode).
     /// Default: the ones whose files are found in the repository or the home directory.
     #[arg(long, value_delimiter = ',', value_name = "A,…")]
     pub agents: Vec<String>,
@@ -67,6 +67,17 @@ const SIGNS: &[(Agent, &[&str], &[&str])] = &[
     (Agent::Zed, &[".zed", ".rules"], &[".config/zed"]),
     (Agent::Junie, &[".junie"], &[]),
     (Agent::Kiro, &[".kiro"], &[".kiro"]),
+    (Agent::Continue, &[".continue"], &[".continue"]),
+    (
+        Agent::Aider,
+        &[".aider.conf.yml", ".aiderignore"],
+        &[".aider.conf.yml"],
+    ),
+    (
+        Agent::OpenCode,
+        &["opencode.json", "opencode.jsonc", ".opencode"],
+        &[".config/opencode"],
+    ),
 ];
 
 /// The agents found, each with the file that gave it away. `AGENTS.md` is always among

@@ -6,7 +6,7 @@ use crate::project::{BoundaryMode, Project};
 use crate::support::CliError;
 use contextos_engine::core::ir::Origin;
 use contextos_engine::emit::merge::{self, Current, DriftClass, Plan, StoredRecord};
-use contextos_engine::emit::{copilot, emit, Agent, EmitOptions, Emitted, Lossy, Mode};
+use contextos_engine::emit::{aider, copilot, emit, Agent, EmitOptions, Emitted, Lossy, Mode};
 use contextos_engine::PolicySet;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -123,7 +123,7 @@ pub fn prepare(
         read_text(&project.root, LEGACY_RECORD_PATH)?.as_deref(),
     )
     .map_err(|e| CliError::Outputs(Box::new(e)))?;
-    keep_users_setup_steps(project, &old, &mut emitted)?;
+    keep_users_files(project, &old, &mut emitted)?;
     let mut files = BTreeMap::new();
     let paths = emitted
         .outputs
@@ -151,38 +151,52 @@ pub fn prepare(
     Ok((emitted, plan, files))
 }
 
-/// A Copilot setup workflow the user wrote (`copilot-setup-steps.yml` on disk, not in the
-/// ownership record) is theirs: GitHub runs only that one file, so it is kept, ContextOS's
-/// version is not written, and a note says that it must install `contextos`.
-fn keep_users_setup_steps(
+/// Whole files ContextOS writes where the user may already have one of their own that it
+/// cannot merge into: the path, its agent and the note that says what the kept file needs.
+const KEPT_WHEN_THE_USERS: &[(&str, Agent, &str)] = &[
+    // GitHub runs only that one file, so the user's workflow is the one that must install
+    // `contextos`.
+    (
+        copilot::emit::SETUP_STEPS_PATH,
+        Agent::Copilot,
+        "the repository's own Copilot setup workflow is kept as written: it must \
+         install `contextos` (the cloud agent's hook is not found otherwise, and every \
+         tool call is denied)",
+    ),
+    // ContextOS merges JSON and TOML, not YAML.
+    (aider::emit::CONF_PATH, Agent::Aider, aider::emit::CONF_NOTE),
+];
+
+/// A file of [`KEPT_WHEN_THE_USERS`] that the user wrote (on disk, not in the ownership
+/// record) is theirs: it is kept, ContextOS's version is not written, and a note says
+/// what the user's file needs.
+fn keep_users_files(
     project: &Project,
     old: &StoredRecord,
     emitted: &mut Emitted,
 ) -> Result<(), CliError> {
-    let path = copilot::emit::SETUP_STEPS_PATH;
-    if !emitted.outputs.iter().any(|o| o.path == path) {
-        return Ok(());
+    for &(path, target, message) in KEPT_WHEN_THE_USERS {
+        if !emitted.outputs.iter().any(|o| o.path == path) {
+            continue;
+        }
+        let owned = old.record.iter().any(|r| r.files.contains_key(path));
+        if owned || read_text(&project.root, path)?.is_none() {
+            continue;
+        }
+        emitted.outputs.retain(|o| o.path != path);
+        emitted.lossy.push(Lossy {
+            target,
+            rule: path.into(),
+            origin: Origin {
+                file: path.into(),
+                line: 1,
+                col: 1,
+                start: 0,
+                end: 0,
+            },
+            message: message.into(),
+        });
     }
-    let owned = old.record.iter().any(|r| r.files.contains_key(path));
-    if owned || read_text(&project.root, path)?.is_none() {
-        return Ok(());
-    }
-    emitted.outputs.retain(|o| o.path != path);
-    emitted.lossy.push(Lossy {
-        target: Agent::Copilot,
-        rule: path.into(),
-        origin: Origin {
-            file: path.into(),
-            line: 1,
-            col: 1,
-            start: 0,
-            end: 0,
-        },
-        message: "the repository's own Copilot setup workflow is kept as written: it must \
-                  install `contextos` (the cloud agent's hook is not found otherwise, and every \
-                  tool call is denied)"
-            .into(),
-    });
     Ok(())
 }
 

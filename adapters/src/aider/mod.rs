@@ -1,0 +1,3 @@
+//! Aider: its emitter (`.aider.conf.yml` reading `AGENTS.md`, `.aiderignore`).
+
+pub mod emit;

@@ -1,0 +1,3 @@
+//! Continue: its emitter (`.continue/rules/ctx-<guide>.md`). Instructions only.
+
+pub mod emit;

@@ -1,0 +1,3 @@
+//! OpenCode: its emitter (`opencode.json`, the `permission` block).
+
+pub mod emit;
