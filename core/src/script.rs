@@ -105,6 +105,24 @@ impl ScriptHost {
         Ok(self.scripts.len() - 1)
     }
 
+    /// The type a compiled script returns when run against its compile-time stand-ins (empty
+    /// strings and lists), when that is not a boolean. A script that ends in an integer or a
+    /// string fails at every evaluation, and the evaluator then takes the stricter outcome on
+    /// every request: the author meant a condition and wrote something else. `None` when it
+    /// returns a boolean or fails on the stand-ins (its type is then unknown here).
+    pub fn non_boolean_result(&self, index: usize) -> Option<&'static str> {
+        let (domain, ast) = self.scripts.get(index)?;
+        let mut scope = Scope::new();
+        for (name, ty) in script_vars(*domain) {
+            match ty {
+                Ty::List => scope.push(*name, Array::new()),
+                _ => scope.push(*name, String::new()),
+            };
+        }
+        let value: Dynamic = self.engine.eval_ast_with_scope(&mut scope, ast).ok()?;
+        (!value.is::<bool>()).then(|| value.type_name())
+    }
+
     /// The script bodies with their domains, in index order, for snapshots to recompile them.
     pub fn sources(&self) -> &[(Domain, String)] {
         &self.sources

@@ -103,3 +103,23 @@ fn shadowed_and_always_overruled_rules_are_reported() {
     )
     .is_empty());
 }
+
+#[test]
+fn a_script_that_returns_no_boolean_is_reported() {
+    let (code, line, _, text) =
+        one("allow exec \"make *\" when script { argv.len() } because \"x\";\n");
+    assert_eq!((code, line), ("W0305", 6));
+    assert!(text.contains("returns i64"), "{text}");
+    let (code, _, _, text) = one("deny path write \"**\" when script { \"yes\" } because \"x\";\n");
+    assert_eq!(code, "W0305");
+    assert!(text.contains("string"), "{text}");
+    // A boolean, and a script whose type only shows on real requests, are quiet.
+    assert!(
+        warnings("allow exec \"make *\" when script { argv.len() < 64 } because \"x\";\n")
+            .is_empty()
+    );
+    assert!(
+        warnings("allow exec \"make *\" when script { argv[0] == \"make\" } because \"x\";\n")
+            .is_empty()
+    );
+}

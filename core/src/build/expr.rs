@@ -44,7 +44,22 @@ pub(super) fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr
             Some(Cond::Truthy(v))
         }
         ast::Expr::Script(body) => match ctx.scripts.compile(domain, &body.node) {
-            Ok(i) => Some(Cond::Script(i)),
+            Ok(i) => {
+                if let Some(ty) = ctx.scripts.non_boolean_result(i).filter(|_| !ctx.lazy) {
+                    ctx.err(
+                        fi,
+                        Diagnostic::warning(
+                            "W0305",
+                            body.span,
+                            format!(
+                                "this script returns {ty}, not a boolean: every evaluation fails and counts as the stricter outcome"
+                            ),
+                        )
+                        .with_help("end the script with a comparison, e.g. `argv.len() > 64`"),
+                    );
+                }
+                Some(Cond::Script(i))
+            }
             Err(err) => {
                 let at = body.span.start + err.offset.unwrap_or(0);
                 let vars: Vec<&str> = schema::script_vars(domain)
