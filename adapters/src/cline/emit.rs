@@ -8,37 +8,19 @@
 //! hook file that is not executable is not run. `CLINE_COMMAND_PERMISSIONS` is an
 //! environment variable, not a repository file. So nothing is enforced for Cline.
 
-use crate::text::guides::{guide_file, guide_stems};
+use crate::text::guides::guide_rule_files;
 use crate::text::yaml::{frontmatter, Fm};
-use crate::{Agent, Content, Emitted, Output};
-use contextos_core::policy::{GuideApply, PolicySet};
+use crate::{Agent, Emitted};
+use contextos_core::policy::PolicySet;
 
 pub fn emit(set: &PolicySet) -> Emitted {
-    let mut outputs: Vec<Output> = set
-        .guides
-        .iter()
-        .zip(guide_stems(&set.guides))
-        .filter(|(g, _)| g.role.is_none() && g.apply != GuideApply::Manual)
-        .map(|(g, stem)| {
-            let front = if g.scope.is_empty() {
-                String::new()
-            } else {
-                frontmatter(&[("paths", Fm::List(&g.scope))])
-            };
-            Output {
-                path: format!(".clinerules/{stem}.md"),
-                target: Agent::Cline,
-                content: Content::Whole {
-                    text: guide_file(front, g),
-                },
-            }
-        })
-        .collect();
-    outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    Emitted {
-        outputs,
-        lossy: Vec::new(),
-    }
+    guide_rule_files(set, ".clinerules", Agent::Cline, |g| {
+        if g.scope.is_empty() {
+            String::new()
+        } else {
+            frontmatter(&[("paths", Fm::List(&g.scope))])
+        }
+    })
 }
 
 #[cfg(test)]

@@ -7,41 +7,23 @@
 //! reference notes, so every guide gets a file of its own (as for Cline). Continue has no
 //! hook or permission file ContextOS writes.
 
-use crate::text::guides::{guide_file, guide_stems};
+use crate::text::guides::guide_rule_files;
 use crate::text::yaml::{frontmatter, Fm};
-use crate::{Agent, Content, Emitted, Output};
-use contextos_core::policy::{GuideApply, PolicySet};
+use crate::{Agent, Emitted};
+use contextos_core::policy::PolicySet;
 
 pub fn emit(set: &PolicySet) -> Emitted {
-    let mut outputs: Vec<Output> = set
-        .guides
-        .iter()
-        .zip(guide_stems(&set.guides))
-        .filter(|(g, _)| g.role.is_none() && g.apply != GuideApply::Manual)
-        .map(|(g, stem)| {
-            let front = if g.scope.is_empty() {
-                frontmatter(&[("name", Fm::Str(&g.title)), ("alwaysApply", Fm::Bool(true))])
-            } else {
-                frontmatter(&[
-                    ("name", Fm::Str(&g.title)),
-                    ("globs", Fm::List(&g.scope)),
-                    ("alwaysApply", Fm::Bool(false)),
-                ])
-            };
-            Output {
-                path: format!(".continue/rules/{stem}.md"),
-                target: Agent::Continue,
-                content: Content::Whole {
-                    text: guide_file(front, g),
-                },
-            }
-        })
-        .collect();
-    outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    Emitted {
-        outputs,
-        lossy: Vec::new(),
-    }
+    guide_rule_files(set, ".continue/rules", Agent::Continue, |g| {
+        if g.scope.is_empty() {
+            frontmatter(&[("name", Fm::Str(&g.title)), ("alwaysApply", Fm::Bool(true))])
+        } else {
+            frontmatter(&[
+                ("name", Fm::Str(&g.title)),
+                ("globs", Fm::List(&g.scope)),
+                ("alwaysApply", Fm::Bool(false)),
+            ])
+        }
+    })
 }
 
 #[cfg(test)]

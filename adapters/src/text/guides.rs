@@ -22,6 +22,35 @@ pub(crate) fn path_scoped_guides(set: &PolicySet) -> Vec<(&CompiledGuide, String
         .collect()
 }
 
+/// One `DIR/<stem>.md` per guide outside a role that is not manual, each opening with the
+/// front matter `front` gives it: the shape of every agent whose rules are a folder of
+/// Markdown files loaded by their front matter (Cline, Continue). Sorted by path.
+pub(crate) fn guide_rule_files(
+    set: &PolicySet,
+    dir: &str,
+    target: crate::Agent,
+    front: impl Fn(&CompiledGuide) -> String,
+) -> crate::Emitted {
+    let mut outputs: Vec<crate::Output> = set
+        .guides
+        .iter()
+        .zip(guide_stems(&set.guides))
+        .filter(|(g, _)| g.role.is_none() && g.apply != GuideApply::Manual)
+        .map(|(g, stem)| crate::Output {
+            path: format!("{dir}/{stem}.md"),
+            target,
+            content: crate::Content::Whole {
+                text: guide_file(front(g), g),
+            },
+        })
+        .collect();
+    outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    crate::Emitted {
+        outputs,
+        lossy: Vec::new(),
+    }
+}
+
 /// A whole-file guide: the target's front matter, the generated header, the title and
 /// the body.
 pub(crate) fn guide_file(front_matter: String, g: &CompiledGuide) -> String {
