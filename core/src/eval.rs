@@ -87,13 +87,7 @@ fn decide_canonical(set: &PolicySet, req: Request, opts: EvalOptions) -> Decisio
         .filter_map(|i| set.rules.get(i))
         .filter(|r| head_matches(r, &req))
         .collect();
-    let mut d = finish(set, req, rules.into_iter(), opts);
-    if opts.explain {
-        // Rules whose pattern almost matched, with the fix: where authors err most.
-        d.why_not
-            .extend(crate::explain::near_misses(set, &d.request));
-    }
-    d
+    finish(set, req, rules.into_iter(), opts)
 }
 
 /// Decides a path outside the project: only outside-anchored rules speak about it (see

@@ -3,7 +3,7 @@
 //! pattern almost did (`*` does not cross `/`; options matched in order). Pure: no I/O.
 
 use crate::decision::{RuleHit, WhyNot};
-use crate::eval::{canonicalise, clause_holds, head_matches};
+use crate::eval::{canonicalise, clause_holds, head_matches, EvalOptions};
 use crate::glob::{has_glob_meta, head_globs, path_glob};
 use crate::ir::{CompiledRule, Cond, ExecPattern, Val, Word};
 use crate::policy::PolicySet;
@@ -109,7 +109,7 @@ pub fn trace_rule(set: &PolicySet, rule: &CompiledRule, req: &Request) -> RuleTr
         && clauses.iter().all(|c| match c.held {
             Some(h) => h != c.negated,
             // An error counts as the stricter outcome: a deny/ask applies.
-            None => rule.effect != crate::Effect::Allow,
+            None => rule.effect != contextos_grammar::ast::Effect::Allow,
         });
     RuleTrace {
         rule: RuleHit::of(rule),
@@ -361,6 +361,21 @@ fn val(v: &Val) -> String {
             format!("{}.{name}({})", val(recv), args.join(", "))
         }
     }
+}
+
+/// [`crate::eval::decide`], and when explaining, the rules whose pattern almost matched,
+/// with the fix: where authors err most. Kept out of the evaluator, which this module
+/// builds on.
+pub(crate) fn decide(
+    set: &PolicySet,
+    req: &Request,
+    opts: EvalOptions,
+) -> crate::decision::Decision {
+    let mut d = crate::eval::decide(set, req, opts);
+    if opts.explain {
+        d.why_not.extend(near_misses(set, &d.request));
+    }
+    d
 }
 
 #[cfg(test)]

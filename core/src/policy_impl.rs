@@ -3,7 +3,7 @@
 //! never on each other through the set.
 
 use crate::decision::{Decision, ShellDecision};
-use crate::eval::{self, EvalOptions};
+use crate::eval::EvalOptions;
 use crate::ir::CompiledRule;
 use crate::policy::PolicySet;
 use crate::request::{Domain, Request};
@@ -41,7 +41,7 @@ impl PolicySet {
 
     /// Decides one request. This is the single decision path of ContextOS.
     pub fn decide(&self, req: &Request, opts: EvalOptions) -> Decision {
-        eval::decide(self, req, opts)
+        crate::explain::decide(self, req, opts)
     }
 
     /// Decides a shell command line: every command and every file it changes.

@@ -7,7 +7,7 @@
 //! not an allow (see [`modelled`]).
 
 use crate::decision::{Decision, Rejection, ShellDecision};
-use crate::eval::{self, EvalOptions};
+use crate::eval::EvalOptions;
 use crate::policy::PolicySet;
 use crate::request::{Domain, ExecRequest, PathOp, Request, RequestKind, Session};
 use crate::shell_env::is_inert;
@@ -347,7 +347,7 @@ fn decide_commands(
         let mut outside_unallowed = false;
         let mut file_parts: Vec<(Decision, bool)> = Vec::new();
         for t in &targets {
-            let d = eval::decide(
+            let d = crate::explain::decide(
                 set,
                 &Request::path(t.op, t.place.clone())
                     .with_role(role.clone())
@@ -376,7 +376,11 @@ fn decide_commands(
             let exec = Request::new(RequestKind::Exec(req.clone()))
                 .with_role(role.clone())
                 .with_session(session.clone());
-            parts.push(launder_guard(set, eval::decide(set, &exec, eval), &req));
+            parts.push(launder_guard(
+                set,
+                crate::explain::decide(set, &exec, eval),
+                &req,
+            ));
         }
         for (d, guess) in file_parts {
             if guess {

@@ -6,7 +6,7 @@
 //! needs no list of its own.
 
 use crate::decision::Decision;
-use crate::eval::{self, EvalOptions};
+use crate::eval::EvalOptions;
 use crate::policy::PolicySet;
 use crate::request::{ExecRequest, NetOp, NetRequest, PathOp, Request, RequestKind, Session};
 use contextos_grammar::ast::Effect;
@@ -202,7 +202,7 @@ pub(crate) fn decide_reaches(
         let read = Request::path(PathOp::Read, f.clone())
             .with_role(role.map(str::to_string))
             .with_session(session.cloned());
-        if eval::decide(set, &read, opts).verdict != Effect::Allow {
+        if crate::explain::decide(set, &read, opts).verdict != Effect::Allow {
             let tag = format!("file:{f}");
             if !carried.contains(&tag) {
                 carried.push(tag);
@@ -224,7 +224,7 @@ pub(crate) fn decide_reaches(
             let req = Request::new(RequestKind::Net(req))
                 .with_role(role.map(str::to_string))
                 .with_session(session.cloned());
-            eval::decide(set, &req, opts)
+            crate::explain::decide(set, &req, opts)
         })
         .collect()
 }
