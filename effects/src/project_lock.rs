@@ -16,9 +16,9 @@
 //! (or is a network file system whose lock semantics differ) we refuse to mutate.
 
 use crate::atomic_write::{self, Publish};
+use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use rustix::fs::{Mode, OFlags};
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
