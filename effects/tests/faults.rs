@@ -843,6 +843,16 @@ fn unix_ms() -> i64 {
     .unwrap()
 }
 
+/// A holder that never exits by itself must not outlive a failing test.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn spawn(test: &str, root: &Path, skew: i64) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["--ignored", "--exact", test, "--test-threads", "1"])
@@ -863,7 +873,7 @@ fn a_clock_jump_while_the_lock_is_held_neither_frees_it_nor_keeps_a_dead_holder(
     for skew in [-YEAR, 10 * YEAR] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let mut holder = spawn("worker_hold_with_a_jumped_clock", root, skew);
+        let mut holder = KillOnDrop(spawn("worker_hold_with_a_jumped_clock", root, skew));
         let start = std::time::Instant::now();
         while !root.join("holding").exists()
             || std::fs::read(root.join("holding")).unwrap().is_empty()
@@ -898,13 +908,12 @@ fn a_clock_jump_while_the_lock_is_held_neither_frees_it_nor_keeps_a_dead_holder(
                 command: "contender".into(),
             },
             &mut |h| seen = h.map(|h| h.pid),
-        )
-        .unwrap_err();
-        assert!(
-            matches!(err, ProjectLockError::Timeout { .. }),
-            "the lock of a live holder was taken because the clock jumped: {err}"
         );
-        assert_eq!(seen, Some(holder.id()));
+        assert!(
+            matches!(err, Err(ProjectLockError::Timeout { .. })),
+            "the lock of a live holder was taken because the clock jumped: {err:?}"
+        );
+        assert_eq!(seen, Some(holder.0.id()));
         // So does one whose own clock jumped the other way.
         let contender = spawn("worker_contend_with_a_jumped_clock", root, -skew)
             .wait()
@@ -916,8 +925,8 @@ fn a_clock_jump_while_the_lock_is_held_neither_frees_it_nor_keeps_a_dead_holder(
         );
 
         // A holder that really died is recovered at once, whatever the clocks say.
-        holder.kill().unwrap();
-        holder.wait().unwrap();
+        holder.0.kill().unwrap();
+        holder.0.wait().unwrap();
         let guard = acquire(root, &lock_opts(), &mut |_| {}).unwrap();
         assert_eq!(guard.generation(), generation + 1);
     }
