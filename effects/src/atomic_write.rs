@@ -59,7 +59,7 @@ pub fn stage(dir: &impl AsFd, tmp: &str, bytes: &[u8], mode: u32) -> std::io::Re
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
         let mut file = std::fs::File::from(fd);
         std::io::Write::write_all(&mut file, bytes)?;
-        file.sync_all()
+        crate::faults::fsync(&file)
     })();
     if result.is_err() {
         let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
@@ -85,7 +85,7 @@ pub fn publish(dir: &impl AsFd, tmp: &str, name: &str, how: Publish) -> std::io:
             }
         }
     };
-    rustix::fs::fsync(dir)?;
+    crate::faults::fsync(dir)?;
     Ok(outcome)
 }
 
@@ -161,7 +161,7 @@ pub fn remove_stale_temps(dir: &Path, name: &str) -> std::io::Result<usize> {
 
 /// Durably records a change to `dir`'s entries (a created, renamed or removed name).
 pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::File::open(dir)?.sync_all()
+    crate::faults::fsync(std::fs::File::open(dir)?)
 }
 
 #[cfg(test)]

@@ -3,7 +3,22 @@
 
 use jiff::tz::Offset;
 use jiff::Timestamp;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The wall clock as the effect handlers read it. Nothing may depend on it for safety
+/// (the project lock never judges a holder by age, waits use the monotonic clock); the
+/// fault tests skew it to prove that ([`crate::faults`]).
+pub fn now() -> SystemTime {
+    let skew = crate::faults::clock_skew_secs();
+    let by = Duration::from_secs(skew.unsigned_abs());
+    let real = SystemTime::now();
+    let skewed = if skew >= 0 {
+        real.checked_add(by)
+    } else {
+        real.checked_sub(by)
+    };
+    skewed.unwrap_or(real)
+}
 
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC, microseconds). Times before 1970 clamp to it;
 /// times past year 9999 clamp to the last microsecond `jiff` represents.
@@ -17,7 +32,9 @@ pub fn rfc3339(t: SystemTime) -> String {
 
 /// Today's date in UTC as (year, month, day).
 pub fn today_utc() -> (u16, u8, u8) {
-    let date = Offset::UTC.to_datetime(Timestamp::now()).date();
+    let date = Offset::UTC
+        .to_datetime(Timestamp::try_from(now()).unwrap_or_else(|_| Timestamp::now()))
+        .date();
     (
         // A year outside u16 cannot happen; if it did, every dated entry counts as
         // expired rather than valid.

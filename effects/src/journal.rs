@@ -22,6 +22,7 @@
 //! is new, and no temp or backup file remains.
 
 use super::atomic_write::temp_name;
+use super::faults::Recovery;
 use super::project_lock::ProjectLockGuard;
 use super::safe_fs::{sha256_hex, SafeFsError, SafeRoot};
 use serde::{Deserialize, Serialize};
@@ -138,6 +139,9 @@ pub enum JournalError {
     ProjectLock(#[from] super::project_lock::ProjectLockError),
     #[error("journal {txid}: {why}")]
     Corrupt { txid: String, why: String },
+    /// Past the commit point: the change is applied, only its journal files remain.
+    #[error("journal {txid}: committed (every file has its new content), but cleaning up the journal failed ({why}); the next `contextos journal recover` removes what is left")]
+    CommittedNotCleaned { txid: String, why: String },
 }
 
 /// What a commit did.
@@ -279,7 +283,10 @@ pub fn commit(
     // so an error always means nothing was applied. If even that fails, the journal
     // keeps the transaction for the next recovery.
     if let Err(e) = stage_apply_commit(root, lock, steps, &intent, failpoint) {
-        return match roll_back(root, &intent).and_then(|()| cleanup(root, &txid, &intent)) {
+        if crate::faults::disabled(Recovery::CommitUndo) {
+            return Err(e);
+        }
+        return match undo(root, &intent) {
             Ok(()) => Err(e),
             Err(undo) => Err(JournalError::Corrupt {
                 txid: txid.clone(),
@@ -289,8 +296,13 @@ pub fn commit(
             }),
         };
     }
-    // 7. Cleanup.
-    cleanup(root, &txid, &intent)?;
+    // 7. Cleanup. Past the commit point an error must not read as "nothing applied".
+    if let Err(e) = cleanup(root, &txid, &intent) {
+        return Err(JournalError::CommittedNotCleaned {
+            txid,
+            why: e.to_string(),
+        });
+    }
     failpoint(Failpoint::CleanedUp);
     Ok(Committed {
         txid,
@@ -339,6 +351,17 @@ fn stage_apply_commit(
     root.write_atomic(&tx_path(&intent.txid, "committed"), b"", 0o600)?;
     failpoint(Failpoint::Committed);
     Ok(())
+}
+
+/// Undoes a transaction whose steps 4–6 failed. A commit record that may exist (its
+/// rename done, the directory fsync failed) goes first: while it is there recovery rolls
+/// forward, so a crash half-way through this undo would leave the transaction torn.
+fn undo(root: &SafeRoot, intent: &Intent) -> Result<(), JournalError> {
+    if !crate::faults::disabled(Recovery::CommitRetract) {
+        root.remove(&tx_path(&intent.txid, "committed"))?;
+    }
+    roll_back(root, intent)?;
+    cleanup(root, &intent.txid, intent)
 }
 
 fn cleanup(root: &SafeRoot, txid: &str, intent: &Intent) -> Result<(), JournalError> {
@@ -458,7 +481,9 @@ pub fn recover(root: &SafeRoot, _lock: &ProjectLockGuard) -> Result<Vec<Pending>
         match (p.state, intent) {
             ("committed", Some(intent)) => cleanup(root, &p.txid, &intent)?,
             ("prepared", Some(intent)) => {
-                roll_back(root, &intent)?;
+                if !crate::faults::disabled(Recovery::RecoverUndo) {
+                    roll_back(root, &intent)?;
+                }
                 cleanup(root, &p.txid, &intent)?;
             }
             // No intent: no target was touched (backups only); or a committed transaction

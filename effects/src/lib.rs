@@ -11,6 +11,7 @@
 //! | [`decision_log`] | the hash-chained, HMAC-headed record of every hook verdict, masked |
 //! | [`user_key`] | the per-user secret outside every repository (log head, policy cache) |
 //! | [`clock`] | the wall clock: RFC 3339 times and today's UTC date |
+//! | [`faults`] | the seams fault tests use: fsync, the clock's skew, recovery switches (feature `fault-injection`) |
 //! | [`sandbox`] | commands in hardened containers (the runner behind feature `docker`) |
 
 pub mod atomic_write;
@@ -18,6 +19,7 @@ pub mod clock;
 mod home;
 pub use home::home_dir;
 pub mod decision_log;
+pub mod faults;
 pub mod journal;
 pub mod landing;
 pub mod project_lock;

@@ -16,12 +16,13 @@
 //! (or is a network file system whose lock semantics differ) we refuse to mutate.
 
 use crate::atomic_write::{self, Publish};
+use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 /// Who holds (or last held) the lock, as recorded in `lock.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,13 +228,17 @@ fn acquire_file(
     opts: &AcquireOptions,
     on_wait: &mut dyn FnMut(Option<&ProjectLockState>),
 ) -> Result<(File, ProjectLockState), ProjectLockError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&paths.lock)
-        .map_err(io(&paths.lock))?;
+    // Read-only: the lock file is never written, and a descriptor open for writing would
+    // pin its file system writable — an administrator's (or a test's) read-only remount
+    // would fail with EBUSY for as long as the lock is held. `flock` needs no write access.
+    let file = File::from(
+        rustix::fs::open(
+            &paths.lock,
+            OFlags::RDONLY | OFlags::CREATE | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )
+        .map_err(|e| io(&paths.lock)(e.into()))?,
+    );
     refuse_network_fs(&file, &paths.lock)?;
     let start = Instant::now();
     let mut pause = Duration::from_millis(1);
@@ -278,12 +283,19 @@ fn acquire_file(
         boot_id: boot_id(),
         hostname: hostname(),
         command: opts.command.clone(),
-        acquired_at_unix_ms: SystemTime::now()
+        acquired_at_unix_ms: crate::clock::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
     };
-    write_state(paths, &state)?;
+    if let Err(e) = write_state(paths, &state) {
+        if crate::faults::disabled(crate::faults::Recovery::LockRelease) {
+            std::mem::forget(file);
+        }
+        // Dropping `file` releases the lock: a holder that could not record itself must
+        // not hold it.
+        return Err(e);
+    }
     Ok((file, state))
 }
 

@@ -294,7 +294,7 @@ impl SafeRoot {
         }
         rustix::fs::unlinkat(&dir, name.as_str(), rustix::fs::AtFlags::empty())
             .map_err(|e| from_errno(rel, e))?;
-        rustix::fs::fsync(&dir).map_err(|e| from_errno(rel, e))
+        crate::faults::fsync(&dir).map_err(|e| from_io(rel, &e))
     }
 
     /// Removes a temp file beside `rel` if it exists.

@@ -10,13 +10,14 @@ use super::segments::{
 };
 use super::verify::Walk;
 use crate::clock::rfc3339;
+use crate::faults::Recovery;
 use crate::safe_fs::sha256_hex;
 use crate::user_key::{self, UserKey};
 use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 pub const DEFAULT_ROTATE_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -65,7 +66,7 @@ pub fn append(
     let time = opts
         .now
         .clone()
-        .unwrap_or_else(|| rfc3339(SystemTime::now()));
+        .unwrap_or_else(|| rfc3339(crate::clock::now()));
     let agent = mask_secrets(&rec.agent);
     let event = mask_secrets(&rec.event);
     let tool = mask_secrets(&rec.tool);
@@ -112,12 +113,42 @@ pub fn append(
         .mode(0o600)
         .open(&active)
         .map_err(io(&active))?;
-    file.write_all(&line).map_err(io(&active))?;
-    file.sync_all().map_err(io(&active))?;
-    if !existed {
-        sync_dir(state_dir)?;
+    // Under the guard nobody else appends: the record starts here.
+    let start = file.metadata().map_err(io(&active))?.len();
+    let line_written = file
+        .write_all(&line)
+        .and_then(|()| crate::faults::fsync(&file))
+        .map_err(io(&active))
+        .and_then(|()| if existed { Ok(()) } else { sync_dir(state_dir) });
+    if let Err(e) = line_written {
+        return Err(cut(&file, start, &active, e));
     }
-    write_head(state_dir, seq, &hash, key.as_ref())?;
+    let head_path = state_dir.join(HEAD_FILE);
+    let had_head = head_path.symlink_metadata().is_ok();
+    if let Err(e) = write_head(state_dir, seq, &hash, key.as_ref()) {
+        if crate::faults::disabled(Recovery::LogCut) {
+            return Err(e);
+        }
+        // The head goes back before the line: if it cannot, the line stays, and the head
+        // (old or new) still agrees with a whole, chained record the next append adopts,
+        // instead of naming one that was cut.
+        let head_back = if had_head {
+            write_head(state_dir, last_seq, &last_hash, key.as_ref())
+        } else {
+            match std::fs::remove_file(&head_path) {
+                Ok(()) => sync_dir(state_dir),
+                Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(other) => Err(io(&head_path)(other)),
+            }
+        };
+        return Err(match head_back {
+            Ok(()) => cut(&file, start, &active, e),
+            Err(back) => corrupt(
+                &head_path,
+                format!("{e}; restoring the previous head failed too ({back}); the next append adopts the record"),
+            ),
+        });
+    }
     Ok(LoggedRecord {
         seq,
         time,
@@ -131,6 +162,25 @@ pub fn append(
         prev: last_hash,
         hash,
     })
+}
+
+/// Takes back a record whose append failed, so an error always means "not logged": the
+/// caller (a hook) warns that the record is lost, and the log holds neither a torn line
+/// nor a record its writer reported as failed.
+fn cut(file: &std::fs::File, start: u64, active: &Path, error: LogError) -> LogError {
+    if crate::faults::disabled(Recovery::LogCut) {
+        return error;
+    }
+    match file
+        .set_len(start)
+        .and_then(|()| crate::faults::fsync(file))
+    {
+        Ok(()) => error,
+        Err(undo) => corrupt(
+            active,
+            format!("{error}; cutting the unfinished record failed too ({undo}); the next append repairs the tail"),
+        ),
+    }
 }
 
 /// Re-signs the head over the log as it now stands: the explicit, human step after

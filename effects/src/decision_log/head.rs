@@ -115,7 +115,7 @@ pub(super) fn write_head(
             return f
                 .write_all_at(&bytes, 0)
                 .and_then(|()| f.set_len(HEAD_BYTES as u64))
-                .and_then(|()| f.sync_data())
+                .and_then(|()| crate::faults::fdatasync(&f))
                 .map_err(io(&path));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

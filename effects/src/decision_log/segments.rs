@@ -154,7 +154,7 @@ pub(super) fn repair_torn_tail(active: &Path) -> Result<(), LogError> {
     } else {
         file.set_len(last.start).map_err(io(active))?;
     }
-    file.sync_all().map_err(io(active))
+    crate::faults::fsync(&file).map_err(io(active))
 }
 
 pub(super) fn sync_dir(dir: &Path) -> Result<(), LogError> {
