@@ -12,7 +12,7 @@ use crate::checksum;
 use crate::decode;
 use crate::finding::{Finding, FindingKind};
 use crate::text::{self, Lines};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use contextos_core::detector::{CompiledDetector, DetectorKind, Severity};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::bytes::{Regex, RegexBuilder};
@@ -202,6 +202,10 @@ impl Detectors {
             let ac = AhoCorasickBuilder::new()
                 .ascii_case_insensitive(rule == 0)
                 .match_kind(MatchKind::Standard)
+                // Every added byte passes through this automaton: a DFA walks it several
+                // times faster than the NFA chosen by default for hundreds of keywords,
+                // for a build of a few milliseconds per process.
+                .kind(Some(AhoCorasickKind::DFA))
                 .build(&list)
                 .map_err(|e| DetectorError::Invalid {
                     id: "keywords".into(),
