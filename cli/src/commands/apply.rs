@@ -210,7 +210,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     if changeset.changes.is_empty() {
         return Err(CliError::Input("the changeset has no changes".into()));
     }
-    let (decisions, verdict, steps) = plan(&set, &changeset.changes, args.role.as_deref())?;
+    let (decisions, verdict, steps) = plan(
+        &set,
+        &project.root,
+        &changeset.changes,
+        args.role.as_deref(),
+    )?;
     let blocked = verdict == Effect::Deny || (verdict == Effect::Ask && !args.yes);
     if args.dry_run || blocked {
         report(
