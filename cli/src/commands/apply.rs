@@ -241,7 +241,11 @@ fn diffs(root: &std::path::Path, steps: &[Step]) -> Vec<String> {
         .iter()
         .map(|s| {
             let path = s.change.path();
-            let old = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+            // Only a regular file is read: opening a FIFO would block the dry run.
+            let old = regular(&root.join(path))
+                .then(|| std::fs::read_to_string(root.join(path)).ok())
+                .flatten()
+                .unwrap_or_default();
             let new = match &s.change {
                 Change::Write { content, .. } => String::from_utf8_lossy(content).into_owned(),
                 Change::Delete { .. } => String::new(),
@@ -252,6 +256,10 @@ fn diffs(root: &std::path::Path, steps: &[Step]) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+fn regular(p: &std::path::Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
 fn report(
