@@ -199,7 +199,7 @@ fn logged(p: &Proj) {
     let dir = p.root().join(".contextos/state");
     let has_log = std::fs::read_dir(&dir)
         .unwrap()
-        .any(|e| e.unwrap().file_name().to_string_lossy().contains("log"));
+        .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".jsonl"));
     assert!(has_log, "the hook wrote no decision log");
 }
 
@@ -386,7 +386,13 @@ fn scenario(command: &str, situation: &str) -> Option<(i32, String)> {
         }
         "lock status | the state is read" => good().run(&["lock", "status"], b""),
         "lock status | lock.json is corrupt" => {
+            // The lock is taken once (an apply), then its record is damaged.
             let p = good();
+            let cs = p.changeset(
+                r#"{"changes": [{"op": "write", "path": "docs/a.md", "content": "x"}]}"#,
+            );
+            let (code, out) = p.run(&["apply", &cs], b"");
+            assert_eq!(code, 0, "{out}");
             p.write(".contextos/state/lock.json", "{not json");
             p.run(&["lock", "status"], b"")
         }
