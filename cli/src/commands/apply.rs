@@ -210,7 +210,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Exit, CliError> {
     if changeset.changes.is_empty() {
         return Err(CliError::Input("the changeset has no changes".into()));
     }
-    let (decisions, verdict, steps) = plan(&set, &changeset.changes, args.role.as_deref())?;
+    let (decisions, verdict, steps) = plan(
+        &set,
+        &project.root,
+        &changeset.changes,
+        args.role.as_deref(),
+    )?;
     let blocked = verdict == Effect::Deny || (verdict == Effect::Ask && !args.yes);
     if args.dry_run || blocked {
         report(
@@ -236,7 +241,11 @@ fn diffs(root: &std::path::Path, steps: &[Step]) -> Vec<String> {
         .iter()
         .map(|s| {
             let path = s.change.path();
-            let old = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+            // Only a regular file is read: opening a FIFO would block the dry run.
+            let old = regular(&root.join(path))
+                .then(|| std::fs::read_to_string(root.join(path)).ok())
+                .flatten()
+                .unwrap_or_default();
             let new = match &s.change {
                 Change::Write { content, .. } => String::from_utf8_lossy(content).into_owned(),
                 Change::Delete { .. } => String::new(),
@@ -247,6 +256,10 @@ fn diffs(root: &std::path::Path, steps: &[Step]) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+fn regular(p: &std::path::Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
 fn report(

@@ -2,6 +2,7 @@
 
 use crate::output;
 use crate::support::context::check_role;
+use crate::support::physical::{self, Judged};
 use crate::support::{requests, run_records, Format};
 use crate::support::{CliError, Context, Exit};
 use contextos_engine::core::diff::{is_argv_only, Probe};
@@ -12,6 +13,7 @@ use contextos_engine::{
     RequestKind, Session, ShellOptions,
 };
 use contextos_engine::{Effect, PolicySet};
+use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -167,7 +169,9 @@ enum What {
 }
 
 pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> {
-    let set = ctx.load_set()?;
+    let project = ctx.project()?;
+    let set = crate::support::context::load_cached(&project)?;
+    let root = project.root.as_path();
     if args.rule.is_some() && !explain {
         return Err(CliError::Input(
             "--rule shows a rule against the request: use `contextos explain --rule ID …`".into(),
@@ -180,7 +184,7 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
             ))
         }
         (Some(w), None) => w,
-        (None, Some(from)) => return batch(ctx, &set, from, explain),
+        (None, Some(from)) => return batch(ctx, &set, root, from, explain),
         (None, None) => {
             return Err(CliError::Input(
                 "nothing to decide: name a request (path, exec, plugin, net, mcp, commit) or give --request FILE|-".into(),
@@ -189,7 +193,6 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
     };
     check_role(&set, role_of(what))?;
     let opts = EvalOptions { explain };
-    let single = |req: Request| set.decide(&req, opts);
     match what {
         What::Exec {
             role,
@@ -317,24 +320,26 @@ pub fn run(ctx: &Context, args: &Args, explain: bool) -> Result<Exit, CliError> 
                     return Err(CliError::Internal("exec is handled above".into()))
                 }
             };
-            let d = single(req);
+            // The physical stage the hooks and `apply` go through: one verdict everywhere.
+            let j = physical::decide(&set, root, &req, opts);
             let trace = match &args.rule {
-                Some(id) => Some(rule_trace(&set, id, std::slice::from_ref(&d.request))?),
+                Some(id) => Some(rule_trace(
+                    &set,
+                    id,
+                    std::slice::from_ref(&j.decision.request),
+                )?),
                 None => None,
             };
             match ctx.format {
-                Format::Json => output::print_json(with_trace(
-                    serde_json::to_value(&d).unwrap_or_default(),
-                    trace.as_ref(),
-                )),
+                Format::Json => output::print_json(with_trace(judged_json(&j), trace.as_ref())),
                 Format::Text | Format::Github | Format::Sarif | Format::Junit => {
-                    print_decision(&d, explain, "");
+                    print_judged(&j, explain);
                     if let Some(t) = &trace {
                         print_trace(t);
                     }
                 }
             }
-            Ok(Exit::of(d.verdict))
+            Ok(Exit::of(j.verdict()))
         }
     }
 }
@@ -425,7 +430,13 @@ fn role_of(w: &What) -> Option<&str> {
 
 /// `--request FILE|-`: every request decided in order; one answer per request (in JSON,
 /// one compact line each when there is more than one). Exit by the strongest verdict.
-fn batch(ctx: &Context, set: &PolicySet, from: &str, explain: bool) -> Result<Exit, CliError> {
+fn batch(
+    ctx: &Context,
+    set: &PolicySet,
+    root: &Path,
+    from: &str,
+    explain: bool,
+) -> Result<Exit, CliError> {
     let text = if from == "-" {
         let mut t = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map_err(|e| CliError::Io {
@@ -471,12 +482,12 @@ fn batch(ctx: &Context, set: &PolicySet, from: &str, explain: bool) -> Result<Ex
                     (d.verdict, j, Box::new(move || print_shell(&d, explain)))
                 }
                 _ => {
-                    let d = set.decide(r, EvalOptions { explain });
-                    let j = serde_json::to_value(&d).unwrap_or_default();
+                    let judged = physical::decide(set, root, r, EvalOptions { explain });
+                    let j = judged_json(&judged);
                     (
-                        d.verdict,
+                        judged.verdict(),
                         j,
-                        Box::new(move || print_decision(&d, explain, "")),
+                        Box::new(move || print_judged(&judged, explain)),
                     )
                 }
             },
@@ -489,6 +500,27 @@ fn batch(ctx: &Context, set: &PolicySet, from: &str, explain: bool) -> Result<Ex
         }
     }
     Ok(strongest.map_or(Exit::Ok, Exit::of))
+}
+
+/// A decision document of the named path (with the landing's verdict when stronger) and,
+/// when symbolic links move the path, the landing's own document under `landing`.
+fn judged_json(j: &Judged) -> serde_json::Value {
+    let mut v = serde_json::to_value(j.merged()).unwrap_or_default();
+    if let (Some(l), serde_json::Value::Object(m)) = (&j.landing, &mut v) {
+        m.insert(
+            "landing".into(),
+            serde_json::to_value(l).unwrap_or_default(),
+        );
+    }
+    v
+}
+
+fn print_judged(j: &Judged, explain: bool) {
+    print_decision(&j.merged(), explain, "");
+    if let Some(l) = &j.landing {
+        outln!("  symbolic links lead it to:");
+        print_decision(l, explain, "    ");
+    }
 }
 
 fn subject(d: &Decision) -> String {

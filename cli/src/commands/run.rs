@@ -675,7 +675,8 @@ mod imp {
             return (Exit::Unverified, false);
         }
         let (decisions, verdict, steps) =
-            match changeset::plan_bytes(set, &changes.planned, args.role.as_deref()) {
+            match changeset::plan_bytes(set, &project.root, &changes.planned, args.role.as_deref())
+            {
                 Ok(x) => x,
                 Err(e) => {
                     report.error = Some(e.to_string());

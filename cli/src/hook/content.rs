@@ -56,6 +56,10 @@ fn on_disk(place: &Place, rel: &str) -> Option<String> {
     } else {
         place.root.join(rel)
     };
+    // Only a regular file is read: opening a FIFO would block the hook until its deadline.
+    if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     std::fs::read_to_string(p).ok()
 }
 

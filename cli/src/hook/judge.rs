@@ -9,8 +9,8 @@
 //! - nothing at all when no rule spoke, so the agent's own permission flow decides.
 
 use crate::hook::egress::{self, McpFacts, Secrets};
+use crate::support::physical::{physical, Physical};
 use contextos_engine::core::ir::HOST_OBLIGATION;
-use contextos_engine::effects::landing::{landing, Landing};
 use contextos_engine::emit::{Action, Answer, McpEndpoint};
 use contextos_engine::ShellBase;
 use contextos_engine::{
@@ -480,8 +480,9 @@ fn lands_in_a_directory(root: &Path, req: &Request) -> bool {
     }
 }
 
-/// Where symbolic links move a path, that destination is decided too (or rejected when
-/// it leaves the project).
+/// The physical stage every front end shares ([`physical`]): where symbolic links move a
+/// path, that destination is decided too; a path leaving the project, unresolvable, or on
+/// a file the journal would refuse (a hard link changed, a device) is rejected.
 fn judge_link_only(
     set: &PolicySet,
     place: &Place,
@@ -490,9 +491,9 @@ fn judge_link_only(
     scope: &Scope,
     out: &mut Vec<Part>,
 ) {
-    match landing(&place.root, canonical) {
-        Landing::Same => {}
-        Landing::Inside(real) => {
+    match physical(&place.root, op, canonical) {
+        Physical::Same => {}
+        Physical::Lands(real) => {
             let req = scope.request(Request::path(op, real));
             out.push(part_of(
                 set,
@@ -500,20 +501,6 @@ fn judge_link_only(
                 false,
             ));
         }
-        Landing::Outside(dest) => out.push(rejected(
-            op,
-            canonical,
-            "path.symlink-escape",
-            format!(
-                "a symbolic link leads out of the project, to {}",
-                dest.display()
-            ),
-        )),
-        Landing::Unresolvable(why) => out.push(rejected(
-            op,
-            canonical,
-            "path.unresolvable",
-            format!("symbolic links cannot be resolved: {why}"),
-        )),
+        Physical::Refused { code, message } => out.push(rejected(op, canonical, code, message)),
     }
 }

@@ -82,7 +82,8 @@ pub fn commit(
             check_size(&e.path, c.len() as u64, &state.limits)?;
         }
     }
-    let (decisions, verdict, steps) = plan(set, &entries, state.role.as_deref())?;
+    let (decisions, verdict, steps) =
+        plan(set, &state.project.root, &entries, state.role.as_deref())?;
     // The gate decided the same paths; this second reading can only narrow: never widen.
     if verdict == Effect::Deny || (verdict == Effect::Ask && !confirmed) {
         let why: Vec<String> = decisions

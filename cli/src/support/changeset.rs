@@ -3,11 +3,13 @@
 //! results a sandboxed command brings back).
 
 use crate::support::context::take_lock;
+use crate::support::physical;
 use crate::support::CliError;
 use contextos_engine::effects::journal::{self, Change, Precondition, Step};
 use contextos_engine::effects::safe_fs::SafeRoot;
 use contextos_engine::{Decision, Effect, EvalOptions, PathOp, Request, RequestKind};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::time::Duration;
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -60,22 +62,25 @@ impl From<&Entry> for Planned {
 /// [`plan_bytes`] for changes in the JSON format.
 pub fn plan(
     set: &contextos_engine::PolicySet,
+    root: &Path,
     changes: &[Entry],
     role: Option<&str>,
 ) -> Result<(Vec<Decision>, Effect, Vec<Step>), CliError> {
     let planned: Vec<Planned> = changes.iter().map(Planned::from).collect();
-    plan_bytes(set, &planned, role)
+    plan_bytes(set, root, &planned, role)
 }
 
-/// Decides every change as a path request and builds the journal steps. The verdict is
-/// the strongest over all changes; the caller refuses to commit on deny (and on ask
+/// Decides every change as a path request — through the evaluator and the physical stage
+/// beneath `root` the hooks and `decide` share — and builds the journal steps. The verdict
+/// is the strongest over all changes; the caller refuses to commit on deny (and on ask
 /// without confirmation).
 pub fn plan_bytes(
     set: &contextos_engine::PolicySet,
+    root: &Path,
     changes: &[Planned],
     role: Option<&str>,
 ) -> Result<(Vec<Decision>, Effect, Vec<Step>), CliError> {
-    // 1. Every path through the evaluator.
+    // 1. Every path through the evaluator and the physical stage.
     let decisions: Vec<Decision> = changes
         .iter()
         .map(|e| {
@@ -83,10 +88,8 @@ pub fn plan_bytes(
                 Op::Write => PathOp::Write,
                 Op::Delete => PathOp::Delete,
             };
-            set.decide(
-                &Request::path(op, e.path.clone()).with_role(role.map(str::to_string)),
-                EvalOptions::default(),
-            )
+            let req = Request::path(op, e.path.clone()).with_role(role.map(str::to_string));
+            physical::decide(set, root, &req, EvalOptions::default()).merged()
         })
         .collect();
     let verdict = decisions
