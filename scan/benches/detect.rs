@@ -86,7 +86,8 @@ fn bench(c: &mut Criterion) {
                 let content = f.content.as_deref().unwrap_or_default();
                 let lines = Lines::new(content);
                 let all = [0..lines.count()];
-                n += contextos_scan::decode::view(content, &lines, &all).map_or(0, |v| v.text.len());
+                n +=
+                    contextos_scan::decode::view(content, &lines, &all).map_or(0, |v| v.text.len());
             }
             n
         });

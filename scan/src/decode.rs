@@ -61,8 +61,21 @@ impl View {
     }
 }
 
+/// The base64 and base64url alphabets as a table: the run finder looks at every byte of
+/// every added line, and a table lookup is the cheapest test per byte.
+const B64: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+        b += 1;
+    }
+    t
+};
+
 fn is_b64(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+    B64[usize::from(b)]
 }
 
 fn b64_value(b: u8) -> Option<u32> {
@@ -80,60 +93,102 @@ fn b64_value(b: u8) -> Option<u32> {
 /// ASCII letters, digits, punctuation and whitespace only. `None` for anything else, which
 /// is what random bytes, hashes and identifiers decode to.
 pub fn decode_text(run: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(run.len() * 3 / 4);
+    decode_with(run, |b| out.push(b)).then_some(out)
+}
+
+/// True when `run` decodes to text ([`decode_text`] would return it), without building
+/// the text: most runs an added line holds are identifiers and hashes, which fail here.
+fn is_text(run: &[u8]) -> bool {
+    decode_with(run, |_| {})
+}
+
+/// Decodes `run`, handing each byte to `sink`; true when the run is base64 of text.
+fn decode_with(run: &[u8], mut sink: impl FnMut(u8)) -> bool {
     let body = run.strip_suffix(b"==").or_else(|| run.strip_suffix(b"="));
     let body = body.unwrap_or(run);
     let std = body.iter().any(|b| matches!(b, b'+' | b'/'));
     let url = body.iter().any(|b| matches!(b, b'-' | b'_'));
     if body.len() < MIN_BASE64 || (std && url) || body.len() % 4 == 1 {
-        return None;
+        return false;
     }
     // Words joined by `-` or `_` (`my-service-name`, `SOME_CONSTANT_NAME`) are names.
     if url && !body.iter().any(u8::is_ascii_digit) {
-        return None;
+        return false;
     }
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
     let mut acc = 0u32;
     let mut bits = 0u32;
+    let (mut len, mut alnum) = (0usize, 0usize);
     for &b in body {
-        acc = (acc << 6) | b64_value(b)?;
+        let Some(v) = b64_value(b) else {
+            return false;
+        };
+        acc = (acc << 6) | v;
         bits += 6;
         if bits >= 8 {
             bits -= 8;
             let byte = ((acc >> bits) & 0xFF) as u8;
             if !(byte.is_ascii_graphic() || matches!(byte, b' ' | b'\t' | b'\n' | b'\r')) {
-                return None;
+                return false;
             }
-            out.push(byte);
+            len += 1;
+            alnum += usize::from(byte.is_ascii_alphanumeric());
+            sink(byte);
         }
     }
     // Text has some letters; a run of punctuation is not worth a second look.
-    (out.iter().filter(|b| b.is_ascii_alphanumeric()).count() * 2 >= out.len()).then_some(out)
+    alnum * 2 >= len
+}
+
+/// The base64 runs of `line` long enough to decode, as ranges of `line`.
+///
+/// A run of at least [`MIN_BASE64`] bytes that starts within the next [`MIN_BASE64`]
+/// bytes covers the last of them, so one probe there rules the whole stretch out when it
+/// is not in the alphabet: ordinary text is stepped through a word's length at a time.
+fn candidate_runs(line: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let probe = i + MIN_BASE64 - 1;
+            if probe >= line.len() {
+                return None;
+            }
+            if !is_b64(line[probe]) {
+                i = probe + 1;
+                continue;
+            }
+            // `line[i - 1]`, when there is one, ended the previous run or was a probe
+            // outside the alphabet, so the run holding the probe starts at `i` or later.
+            let mut start = probe;
+            while start > i && is_b64(line[start - 1]) {
+                start -= 1;
+            }
+            let mut end = probe + 1;
+            while end < line.len() && is_b64(line[end]) {
+                end += 1;
+            }
+            while end < line.len() && line[end] == b'=' && end - start < MAX_LINE {
+                end += 1;
+            }
+            i = end;
+            if end - start >= MIN_BASE64 {
+                return Some(start..end);
+            }
+        }
+    })
+}
+
+/// True when `line` holds a base64 run that decodes to text.
+fn has_text_run(line: &[u8]) -> bool {
+    candidate_runs(line).any(|r| is_text(&line[r]))
 }
 
 /// Base64 runs of `line` (a slice of the content starting at offset `base`) that decode
 /// to text, as (range in the content, decoded text).
 fn base64_runs(line: &[u8], base: usize) -> Vec<(Range<usize>, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < line.len() {
-        if !is_b64(line[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < line.len() && is_b64(line[i]) {
-            i += 1;
-        }
-        while i < line.len() && line[i] == b'=' && i - start < MAX_LINE {
-            i += 1;
-        }
-        if i - start >= MIN_BASE64 {
-            if let Some(text) = decode_text(&line[start..i]) {
-                out.push((base + start..base + i, text));
-            }
-        }
-    }
-    out
+    candidate_runs(line)
+        .filter_map(|r| decode_text(&line[r.clone()]).map(|t| (base + r.start..base + r.end, t)))
+        .collect()
 }
 
 fn is_space(b: u8) -> bool {
@@ -204,7 +259,7 @@ fn trim_start(s: &[u8]) -> &[u8] {
 /// True when a same-line join point occurs in `line`.
 fn has_join(line: &[u8]) -> bool {
     let mut i = 0;
-    while let Some(j) = line[i..].iter().position(|b| matches!(b, b'"' | b'\'')) {
+    while let Some(j) = memchr::memchr2(b'"', b'\'', &line[i..]) {
         let at = i + j;
         if join_at(line, at, line.len()).is_some() {
             return true;
@@ -269,7 +324,7 @@ pub fn view(content: &[u8], lines: &crate::text::Lines, ranges: &[Range<usize>])
                 last += 1;
             }
             let spans = last > l;
-            if spans || has_join(line) || !base64_runs(line, 0).is_empty() {
+            if spans || has_join(line) || has_text_run(line) {
                 let block = lr.start..lines.range(last, content).end;
                 let mark = view.text.len();
                 if rewrite(content, block.clone(), &mut view) {
@@ -373,6 +428,52 @@ mod tests {
         let at = v.text.iter().position(|b| *b == b'i').unwrap();
         assert_eq!(&text[v.source(at)..v.source(at) + 4], "ijkl");
         assert_eq!(lines.line_of(v.source(0)), 1);
+    }
+
+    /// The runs as a byte-at-a-time walk finds them: the reference for the probing finder.
+    fn runs_walked(line: &[u8]) -> Vec<Range<usize>> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < line.len() {
+            if !is_b64(line[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < line.len() && is_b64(line[i]) {
+                i += 1;
+            }
+            while i < line.len() && line[i] == b'=' {
+                i += 1;
+            }
+            if i - start >= MIN_BASE64 {
+                out.push(start..i);
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn probing_finds_every_run_a_walk_finds_that_could_decode(
+            line in proptest::collection::vec(
+                proptest::sample::select(b"aZ09+/-_= .\"'".to_vec()), 0..200)
+        ) {
+            let probed: Vec<Range<usize>> = candidate_runs(&line).collect();
+            let walked = runs_walked(&line);
+            // A walked run whose alphabet part is shorter than MIN_BASE64 (the rest is
+            // padding) cannot decode, so the probe may skip it; every other run is the same.
+            let decodable: Vec<Range<usize>> = walked
+                .into_iter()
+                .filter(|r| line[r.clone()].iter().filter(|b| **b != b'=').count() >= MIN_BASE64)
+                .collect();
+            let probed_decodable: Vec<Range<usize>> = probed
+                .iter()
+                .filter(|r| line[(*r).clone()].iter().filter(|b| **b != b'=').count() >= MIN_BASE64)
+                .cloned()
+                .collect();
+            proptest::prop_assert_eq!(probed_decodable, decodable);
+        }
     }
 
     #[test]
