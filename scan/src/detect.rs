@@ -361,8 +361,10 @@ impl Detectors {
         raw: bool,
         out: &mut Vec<Finding>,
     ) -> Result<(), DetectorError> {
-        // (detector, line) pairs whose keyword occurs on an added line.
-        let mut todo: BTreeSet<(usize, usize)> = BTreeSet::new();
+        // (detector, line) pairs whose keyword occurs on an added line. Common keywords
+        // (`key`, `token`) occur many times a file: pushing and sorting once is cheaper
+        // than keeping a set ordered on every hit.
+        let mut todo: Vec<(usize, usize)> = Vec::new();
         for r in added {
             let start = lines.start(r.start);
             let end = lines.start(r.end).min(content.len());
@@ -374,12 +376,14 @@ impl Detectors {
                     let line = lines.line_of(start + m.start());
                     for &di in &owners[m.pattern().as_usize()] {
                         if applies[di] {
-                            todo.insert((di, line));
+                            todo.push((di, line));
                         }
                     }
                 }
             }
         }
+        todo.sort_unstable();
+        todo.dedup();
         let mut seen: BTreeSet<(usize, usize)> = BTreeSet::new();
         for (di, line) in todo {
             let p = &self.prepared[di];
