@@ -75,7 +75,7 @@ pub fn find(
             Added::All => {
                 all = [Range {
                     start: 0,
-                    end: text::Lines::new(content).count(),
+                    end: text::Lines::count_in(content),
                 }];
                 &all
             }

@@ -48,9 +48,13 @@ pub fn apply_inline(
     findings: Vec<Finding>,
     files: &[ChangedFile],
 ) -> (Vec<Finding>, Vec<(Finding, SuppressedBy)>) {
-    // Each file's line table is built once, however many findings it has.
+    // Each file's line table is built once, however many findings it has, and only for
+    // files with findings: most changed files have none.
+    let with_findings: std::collections::HashSet<&str> =
+        findings.iter().map(|f| f.file.as_str()).collect();
     let by_path: HashMap<&str, (&[u8], crate::text::Lines)> = files
         .iter()
+        .filter(|f| with_findings.contains(f.path.as_str()))
         .filter_map(|f| {
             let content = f.content.as_deref()?;
             Some((f.path.as_str(), (content, crate::text::Lines::new(content))))
