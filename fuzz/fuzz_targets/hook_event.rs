@@ -34,7 +34,9 @@ fuzz_target!(|data: &[u8]| {
     let agent = AGENTS[usize::from(pick) % AGENTS.len()];
     match parse_event(agent, payload) {
         Ok(ev) => {
-            assert_eq!(ev.agent, agent);
+            // One dialect may serve several agents (Claude Code's also reads the
+            // Copilot CLI's events), but never one without a hook.
+            assert!(ev.agent.has_hook(), "decoded for {:?}", ev.agent);
             let reason = "fuzz \"reason\"\n\u{7}".to_string();
             for answer in [
                 Answer::Pass,
