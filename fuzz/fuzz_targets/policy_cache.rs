@@ -14,9 +14,9 @@ use std::sync::OnceLock;
 
 const KEY: [u8; 32] = [7; 32];
 const POLICY: &str = "language 1;\n\
+    default exec = ask;\n\
     deny exec \"git push --force *\" because \"no force pushes\";\n\
-    ask write \"src/**\" because \"review source edits\";\n\
-    allow read \"**\";\n";
+    allow exec \"cargo test *\" because \"tests are fine\";\n";
 
 struct Genuine {
     user_key: UserKey,
