@@ -8,7 +8,7 @@
 //! hand-written variants of them.
 //!
 //! `apply_patch`: the hooks' path extractor must name every file the MCP applier
-//! (`contextos::mcp::patch`) changes. That applier splits a unified diff at each
+//! (`support/patch.rs` in the cli crate) changes. That applier splits a unified diff at each
 //! `---`/`+++` pair, skips what comes before the first pair, takes the first `---` and
 //! `+++` names of a pair with trailing blanks trimmed and `a/`/`b/` dropped, and ignores
 //! `copy to` lines; git instead believes the `rename`/`copy` lines. A name from any of

@@ -73,17 +73,15 @@ pub fn extract_plugin_archive(archive: &Path, staging: &Path) -> Result<(), Stri
 }
 
 /// One change an `apply_patch` body makes: the path, and the new text (`None`: deleted).
-#[cfg(feature = "docker")]
 pub type PatchChange = (String, Option<String>);
 
 /// The changes of an `apply_patch` body (MCP server) given what `read` says the files
 /// hold (`None`: absent).
-#[cfg(feature = "docker")]
 pub fn apply_patch(
     body: &str,
     read: &mut dyn FnMut(&str) -> Option<String>,
 ) -> Result<Vec<PatchChange>, String> {
-    use crate::mcp::patch::{apply, FileChange};
+    use crate::support::patch::{apply, FileChange};
     let mut reader = |path: &str| Ok(read(path));
     apply(body, &mut reader)
         .map(|all| {
