@@ -31,6 +31,8 @@ macro_rules! outln {
 }
 
 mod commands;
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "scan")]
 mod githook;
 mod hook;

@@ -118,7 +118,7 @@ fn binary_identity() -> String {
 /// Why a cache entry was not used, or not written: the load's note, never an error
 /// (the set is compiled from source instead).
 #[derive(Debug, thiserror::Error)]
-enum CacheMiss {
+pub(crate) enum CacheMiss {
     #[error("no cache yet")]
     Absent,
     #[error("cannot read the cache: {0}")]
@@ -162,6 +162,17 @@ fn read_cache(path: &Path, key: &[u8; 32], user_key: &UserKey) -> Result<PolicyS
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CacheMiss::Absent),
         Err(e) => return Err(CacheMiss::Unreadable(e)),
     };
+    decode(&bytes, key, user_key)
+}
+
+/// The policy set a cache file's bytes hold, if they are a cache this key and user key
+/// made. Apart from the file read so that the fuzz target (`fuzz/`) can feed it any byte
+/// string.
+pub(crate) fn decode(
+    bytes: &[u8],
+    key: &[u8; 32],
+    user_key: &UserKey,
+) -> Result<PolicySet, CacheMiss> {
     let (Some(magic), Some(stored_key), Some(stored_mac), Some(payload)) = (
         bytes.get(..8),
         bytes.get(8..40),
@@ -184,12 +195,12 @@ fn read_cache(path: &Path, key: &[u8; 32], user_key: &UserKey) -> Result<PolicyS
     PolicySet::from_snapshot(payload).map_err(CacheMiss::Snapshot)
 }
 
-fn write_cache(
-    path: &Path,
+/// The bytes of a cache file holding `set`: the counterpart of [`decode`].
+pub(crate) fn encode(
     key: &[u8; 32],
     user_key: &UserKey,
     set: &PolicySet,
-) -> Result<(), CacheMiss> {
+) -> Result<Vec<u8>, CacheMiss> {
     let payload = set.to_snapshot().map_err(CacheMiss::Snapshot)?;
     let tag = mac(user_key, key, &payload).ok_or(CacheMiss::Key)?;
     let mut bytes = Vec::with_capacity(HEADER + payload.len());
@@ -197,6 +208,16 @@ fn write_cache(
     bytes.extend_from_slice(key);
     bytes.extend_from_slice(&tag);
     bytes.extend_from_slice(&payload);
+    Ok(bytes)
+}
+
+fn write_cache(
+    path: &Path,
+    key: &[u8; 32],
+    user_key: &UserKey,
+    set: &PolicySet,
+) -> Result<(), CacheMiss> {
+    let bytes = encode(key, user_key, set)?;
     let at = |p: &Path| {
         let path = p.to_path_buf();
         move |error| CacheMiss::Write { path, error }

@@ -200,7 +200,11 @@ struct FileDiff {
     new: Option<Side>,
     rename_from: Option<String>,
     rename_to: Option<String>,
+    copy_from: Option<String>,
     copy_to: Option<String>,
+    /// `+++` lines outside a hunk that do not follow a `---` line. No diff tool prints
+    /// them, but an applier that takes the last `+++` (or any) would write that name.
+    stray_new: Vec<String>,
     created: bool,
     deleted: bool,
     /// Line number of the header, for error messages.
@@ -297,6 +301,15 @@ fn unified_diff(lines: &[&str]) -> Result<Vec<(PathOp, String)>, ProtocolError> 
             }
             continue;
         }
+        if let Some(rest) = line.strip_prefix("+++ ") {
+            // Before any file block it is preamble text, which appliers skip as well.
+            if let Some(f) = current.as_mut() {
+                if let Side::Path(p) = side(rest, lineno)? {
+                    f.stray_new.push(p);
+                }
+            }
+            continue;
+        }
         let Some(f) = current.as_mut().filter(|f| f.git) else {
             continue;
         };
@@ -308,6 +321,8 @@ fn unified_diff(lines: &[&str]) -> Result<Vec<(PathOp, String)>, ProtocolError> 
             f.rename_from = Some(plain_name(p, lineno)?);
         } else if let Some(p) = line.strip_prefix("rename to ") {
             f.rename_to = Some(plain_name(p, lineno)?);
+        } else if let Some(p) = line.strip_prefix("copy from ") {
+            f.copy_from = Some(plain_name(p, lineno)?);
         } else if let Some(p) = line.strip_prefix("copy to ") {
             f.copy_to = Some(plain_name(p, lineno)?);
         }
@@ -324,13 +339,14 @@ fn unified_diff(lines: &[&str]) -> Result<Vec<(PathOp, String)>, ProtocolError> 
 }
 
 /// Turns one file's headers into path operations.
+///
+/// Appliers disagree on which header names the file: git believes `rename`/`copy` lines,
+/// a `---`/`+++` reader believes those (with trailing blanks trimmed and `a/`/`b/`
+/// dropped whatever the other side says), and a crafted body can make them contradict
+/// each other. So no name replaces another: every name any header gives is reported, the
+/// old side's as deleted or written, the new side's as written, and the creation and
+/// deletion markers only decide the operation.
 fn finish(f: FileDiff, out: &mut Vec<(PathOp, String)>) -> Result<(), ProtocolError> {
-    let strip = |s: &str, prefix: &str, enabled: bool| -> String {
-        match s.strip_prefix(prefix) {
-            Some(rest) if enabled && !rest.is_empty() => rest.to_owned(),
-            _ => s.to_owned(),
-        }
-    };
     let path_of = |side: &Option<Side>| match side {
         Some(Side::Path(p)) => Some(p.clone()),
         _ => None,
@@ -342,47 +358,89 @@ fn finish(f: FileDiff, out: &mut Vec<(PathOp, String)>) -> Result<(), ProtocolEr
     let prefixed = f.git
         || (old_side.as_deref().is_none_or(|p| p.starts_with("a/"))
             && new_side.as_deref().is_none_or(|p| p.starts_with("b/")));
-    let old = f
-        .rename_from
-        .clone()
-        .or_else(|| old_side.as_deref().map(|p| strip(p, "a/", prefixed)))
-        .or_else(|| f.git_a.as_deref().map(|p| strip(p, "a/", true)));
-    let new = f
-        .rename_to
-        .clone()
-        .or(f.copy_to.clone())
-        .or_else(|| new_side.as_deref().map(|p| strip(p, "b/", prefixed)))
-        .or_else(|| f.git_b.as_deref().map(|p| strip(p, "b/", true)));
+    let mut old: Vec<String> = Vec::new();
+    let mut new: Vec<String> = Vec::new();
+    for name in f.rename_from.iter().chain(&f.copy_from) {
+        spellings(name, "", false, f.line, &mut old)?;
+    }
+    if let Some(p) = &old_side {
+        spellings(p, "a/", prefixed, f.line, &mut old)?;
+    }
+    if let Some(p) = &f.git_a {
+        spellings(p, "a/", true, f.line, &mut old)?;
+    }
+    for name in f.rename_to.iter().chain(&f.copy_to) {
+        spellings(name, "", false, f.line, &mut new)?;
+    }
+    for p in new_side.iter().chain(&f.stray_new) {
+        spellings(p, "b/", prefixed, f.line, &mut new)?;
+    }
+    if let Some(p) = &f.git_b {
+        spellings(p, "b/", true, f.line, &mut new)?;
+    }
     let created = f.created || f.old == Some(Side::DevNull);
     let deleted = f.deleted || f.new == Some(Side::DevNull);
-    let missing = || {
-        perr(format!(
-            "line {}: cannot tell which file this diff touches",
-            f.line
-        ))
-    };
-    match (created, deleted) {
+    let known = match (created, deleted) {
         (true, true) => {
             return Err(perr(format!(
                 "line {}: a diff that both creates and deletes its file",
                 f.line
             )))
         }
-        (true, false) => out.push((PathOp::Write, new.ok_or_else(missing)?)),
-        (false, true) => out.push((PathOp::Delete, old.ok_or_else(missing)?)),
-        (false, false) => {
-            let (old, new) = (old.ok_or_else(missing)?, new.ok_or_else(missing)?);
-            if old == new || f.copy_to.is_some() {
-                out.push((PathOp::Write, new));
-            } else if f.git {
-                // A rename: the source disappears and the target appears.
-                out.push((PathOp::Delete, old));
-                out.push((PathOp::Write, new));
-            } else {
-                // `patch(1)` picks whichever of the two names exists; both may be written.
-                out.push((PathOp::Write, old));
-                out.push((PathOp::Write, new));
-            }
+        (true, false) => !new.is_empty(),
+        (false, true) => !old.is_empty(),
+        (false, false) => !old.is_empty() && !new.is_empty(),
+    };
+    if !known {
+        return Err(perr(format!(
+            "line {}: cannot tell which file this diff touches",
+            f.line
+        )));
+    }
+    let only_old: Vec<String> = old.iter().filter(|p| !new.contains(p)).cloned().collect();
+    let copy = f.copy_from.is_some() || f.copy_to.is_some();
+    if deleted {
+        // A name only the new side gives is written by an applier that ignores the marker.
+        let only_new: Vec<String> = new.into_iter().filter(|p| !old.contains(p)).collect();
+        out.extend(old.into_iter().map(|p| (PathOp::Delete, p)));
+        out.extend(only_new.into_iter().map(|p| (PathOp::Write, p)));
+        return Ok(());
+    }
+    // A git rename makes its source disappear. A copy leaves its source, but an applier
+    // that ignores the copy lines patches whichever name exists, as `patch(1)` does with
+    // two different names; a creation marker an applier ignores leaves the same choice.
+    let source_op = if f.git && !copy && !created {
+        PathOp::Delete
+    } else {
+        PathOp::Write
+    };
+    out.extend(only_old.into_iter().map(|p| (source_op, p)));
+    out.extend(new.into_iter().map(|p| (PathOp::Write, p)));
+    Ok(())
+}
+
+/// Adds `raw` as this extractor spells it (`prefix` dropped when `strip` says so) and as
+/// a `---`/`+++` reader spells it: trailing blanks trimmed, `prefix` always dropped. A
+/// name that is blank that way is refused rather than guessed at.
+fn spellings(
+    raw: &str,
+    prefix: &str,
+    strip: bool,
+    line: usize,
+    out: &mut Vec<String>,
+) -> Result<(), ProtocolError> {
+    let kept = match raw.strip_prefix(prefix) {
+        Some(rest) if strip && !rest.is_empty() => rest,
+        _ => raw,
+    };
+    let trimmed = raw.trim_end();
+    let trimmed = trimmed.strip_prefix(prefix).unwrap_or(trimmed);
+    if trimmed.is_empty() {
+        return Err(perr(format!("line {line}: a file name that is blank")));
+    }
+    for name in [kept, trimmed] {
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
         }
     }
     Ok(())
@@ -485,7 +543,11 @@ fn unquote(s: &str) -> Option<(String, &str)> {
                     'r' => b'\r',
                     '"' => b'"',
                     '\\' => b'\\',
-                    '0'..='7' => {
+                    // `\0` is NUL to some appliers (diffy) and the start of an octal
+                    // byte to git, so the two read different names; git only writes it
+                    // for control characters, which no honest file name holds.
+                    '0' => return None,
+                    '1'..='7' => {
                         let mut v = e.to_digit(8)?;
                         for _ in 0..2 {
                             let (_, d) = chars.next()?;

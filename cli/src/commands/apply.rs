@@ -34,13 +34,13 @@ pub struct Args {
 /// The changeset format (documented in the book's CLI reference).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Changeset {
-    changes: Vec<Entry>,
+pub(crate) struct Changeset {
+    pub(crate) changes: Vec<Entry>,
 }
 
 /// Why a unified diff cannot become a changeset.
 #[derive(Debug, thiserror::Error)]
-enum DiffError {
+pub(crate) enum DiffError {
     #[error("line {0}: renames and mode changes are not supported in diffs")]
     RenameOrMode(usize),
     #[error("neither JSON nor a unified diff with `---`/`+++` headers")]
@@ -95,7 +95,10 @@ fn read_changeset(path: &PathBuf, root: &std::path::Path) -> Result<Changeset, C
 /// A multi-file unified diff (as `git diff` prints it) turned into changes against the
 /// current files. Each modified file carries the sha256 of the content the patch was
 /// applied to, so a file that changes before the transaction applies aborts it.
-fn from_unified_diff(text: &str, root: &std::path::Path) -> Result<Changeset, DiffError> {
+pub(crate) fn from_unified_diff(
+    text: &str,
+    root: &std::path::Path,
+) -> Result<Changeset, DiffError> {
     const GIT_META: [&str; 9] = [
         "diff --git ",
         "index ",

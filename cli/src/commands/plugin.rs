@@ -94,7 +94,7 @@ struct SignatureFile {
 
 /// Why a pack cannot be read, fetched, staged or installed.
 #[derive(Debug, thiserror::Error)]
-enum PackError {
+pub(crate) enum PackError {
     /// A file of the pack, or of the state beside it, cannot be read or written.
     #[error("{}: {error}", path.display())]
     Io {
@@ -564,7 +564,7 @@ fn fetch(source: &Source, staging: &Path) -> Result<(), PackError> {
     }
 }
 
-fn extract_tar(path: &Path, staging: &Path) -> Result<(), PackError> {
+pub(crate) fn extract_tar(path: &Path, staging: &Path) -> Result<(), PackError> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(io_at(path))?;
     let lower = path.to_string_lossy().to_ascii_lowercase();

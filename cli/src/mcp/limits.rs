@@ -22,15 +22,9 @@ pub struct Limits {
     pub lock_timeout: u64,
 }
 
-/// Why a tool call did nothing (or, for `run`, why it did not run).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolError(pub String);
+pub use crate::support::tool_error::ToolError;
 
 impl ToolError {
-    pub fn new(message: impl Into<String>) -> ToolError {
-        ToolError(message.into())
-    }
-
     /// The MCP form: a tool result flagged as an error, its text the message.
     pub fn into_result(self) -> CallToolResult {
         CallToolResult::error(vec![ContentBlock::text(self.0)])
@@ -49,12 +43,6 @@ pub enum Failure {
 impl From<ToolError> for Failure {
     fn from(e: ToolError) -> Failure {
         Failure::Unlogged(e)
-    }
-}
-
-impl std::fmt::Display for ToolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
     }
 }
 

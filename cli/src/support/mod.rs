@@ -15,10 +15,12 @@ pub mod format;
 pub mod jsonc;
 pub mod mcp_pins;
 pub mod outputs;
+pub mod patch;
 pub mod physical;
 pub mod policy_diff;
 pub mod requests;
 pub mod run_records;
+pub mod tool_error;
 pub mod user_config;
 
 pub use context::Context;

@@ -1,5 +1,5 @@
 //! `apply_patch {patch}`: a unified diff or a `*** Begin Patch` envelope applied to the
-//! current files (`mcp/patch.rs`), every touched path decided, and every file committed
+//! current files (`support/patch.rs`), every touched path decided, and every file committed
 //! in ONE journaled transaction: all or nothing.
 
 use super::super::commit::{commit, read_text};

@@ -9,7 +9,7 @@
 //! of the hooks' liberal path extractor (`contextos_engine::emit::protocol::patch`), and
 //! both lists are decided: a path this applier would miss cannot slip past the verdict.
 
-use super::limits::ToolError;
+use super::tool_error::ToolError;
 use contextos_engine::effects::safe_fs::sha256_hex;
 
 /// What the changed file was computed from.
