@@ -622,16 +622,7 @@ fn eio_at_every_fsync_fails_closed_and_recovers() {
     let state = root.join(".contextos/state");
     // Version 1 and one record, written without faults (the key is created here).
     recover(&root);
-    {
-        let lock = acquire(&root, &lock_opts(), &mut |_| {}).unwrap();
-        journal::commit(
-            &SafeRoot::open(&root).unwrap(),
-            &lock,
-            &rewrite(0),
-            &mut |_| {},
-        )
-        .unwrap();
-    }
+    commit_cleanly(&root, 0);
     decision_log::append(&state, &log_record(0, 10), &log_opts(&key)).unwrap();
     let mut records = 1u64;
     let mut failed_steps = std::collections::BTreeSet::new();
@@ -725,21 +716,24 @@ fn eio_at_every_fsync_fails_closed_and_recovers() {
 // ---------------------------------------------------------------------------------------
 // Read-only remount.
 
+/// Commits version `n` of the test files under the lock, with no fault armed.
+fn commit_cleanly(root: &Path, n: u64) {
+    let lock = acquire(root, &lock_opts(), &mut |_| {}).unwrap();
+    journal::commit(
+        &SafeRoot::open(root).unwrap(),
+        &lock,
+        &rewrite(n),
+        &mut |_| {},
+    )
+    .unwrap();
+}
+
 #[test]
 fn a_read_only_remount_mid_commit_fails_closed_and_recovers() {
     let fs = Tmpfs::mount("size=4m");
     let root = fs.mnt.join("p");
     std::fs::create_dir(&root).unwrap();
-    {
-        let lock = acquire(&root, &lock_opts(), &mut |_| {}).unwrap();
-        journal::commit(
-            &SafeRoot::open(&root).unwrap(),
-            &lock,
-            &rewrite(0),
-            &mut |_| {},
-        )
-        .unwrap();
-    }
+    commit_cleanly(&root, 0);
     let mut failures = 0;
     for at in 1usize.. {
         assert!(at < 100, "the commit never outran the remount");
