@@ -1,9 +1,11 @@
 //! Whole-process latency of `contextos hook …`: the time an agent waits per tool call.
 //!
-//! Spawns the release binary once per sample, in a project holding the stdlib plus 500
-//! user rules, with real payload shapes, and reports percentiles. Run with
-//! `cargo bench -p contextos --bench hook_latency` (release profile); `HOOK_BENCH_RUNS`
-//! sets the samples per scenario (default 300).
+//! Spawns the release binary once per sample and reports percentiles: real payload shapes
+//! in a project holding the stdlib plus 500 user rules (`scenarios`), and one call from the
+//! stdlib alone to 10,000 user rules, warm and cold (`sizes`), with the flatness ratios and
+//! the `--version` floor. Run with `cargo bench -p contextos --bench hook_latency` (release
+//! profile); `HOOK_BENCH_RUNS` sets the samples per row (default 300), `HOOK_BENCH_ONLY`
+//! picks one table (`scenarios` or `sizes`).
 
 use std::io::Write;
 use std::path::Path;
@@ -98,35 +100,152 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted.get(i).copied().unwrap_or(f64::NAN)
 }
 
+/// A project holding the stdlib plus `n` generated user rules (none: the stdlib alone).
+fn project(n: usize) -> tempfile::TempDir {
+    let Ok(dir) = tempfile::tempdir() else {
+        eprintln!("cannot create a temporary directory");
+        std::process::exit(2);
+    };
+    let root = dir.path();
+    let mut setup = std::fs::create_dir_all(root.join(".git"))
+        .and_then(|()| std::fs::create_dir_all(root.join(".contextos/policies")))
+        .and_then(|()| std::fs::create_dir_all(root.join("src")));
+    if n > 0 {
+        setup = setup.and_then(|()| {
+            std::fs::write(root.join(".contextos/policies/main.policy"), user_rules(n))
+        });
+    }
+    if let Err(e) = setup {
+        eprintln!("cannot set up the project: {e}");
+        std::process::exit(2);
+    }
+    dir
+}
+
+/// Builds the project's policy cache, lets it settle and has it stamped: a cache is
+/// stamped (and loaded without reading the sources) only once every file is older than
+/// the cache's racy window, three seconds, as it is between an agent's tool calls.
+fn settle(bin: &str, root: &Path, home: &Path, payload: &[u8]) {
+    run_once(bin, root, home, "claude", &["--no-log"], payload);
+    std::thread::sleep(std::time::Duration::from_millis(3_200));
+    run_once(bin, root, home, "claude", &["--no-log"], payload);
+}
+
+/// Percentiles of `runs` timed calls (after five warm-up calls).
+fn measure(runs: usize, mut call: impl FnMut() -> f64) -> [f64; 4] {
+    for _ in 0..5 {
+        call();
+    }
+    let mut samples: Vec<f64> = (0..runs).map(|_| call()).collect();
+    samples.sort_by(f64::total_cmp);
+    [
+        pct(&samples, 0.5),
+        pct(&samples, 0.9),
+        pct(&samples, 0.99),
+        samples.last().copied().unwrap_or(f64::NAN),
+    ]
+}
+
+fn row(name: &str, p: [f64; 4]) {
+    println!(
+        "{name:<62} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+        p[0], p[1], p[2], p[3]
+    );
+}
+
+fn header(title: &str) {
+    println!("\n{title}");
+    println!(
+        "{:<62} {:>8} {:>8} {:>8} {:>8}",
+        "scenario", "p50 ms", "p90 ms", "p99 ms", "max ms"
+    );
+}
+
 fn main() {
     let bin = env!("CARGO_BIN_EXE_contextos");
     let runs: usize = std::env::var("HOOK_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
-    let Ok(dir) = tempfile::tempdir() else {
-        eprintln!("cannot create a temporary directory");
-        std::process::exit(2);
-    };
+    // Which tables to print: `scenarios` (payload shapes at 500 rules), `sizes` (the same
+    // call from the stdlib alone to 10,000 rules, warm and cold), or both (default).
+    let only = std::env::var("HOOK_BENCH_ONLY").unwrap_or_default();
     let Ok(home) = tempfile::tempdir() else {
         eprintln!("cannot create a temporary directory");
         std::process::exit(2);
     };
-    let root = dir.path();
-    let setup = std::fs::create_dir_all(root.join(".git"))
-        .and_then(|()| std::fs::create_dir_all(root.join(".contextos/policies")))
-        .and_then(|()| std::fs::create_dir_all(root.join("src")))
-        .and_then(|()| {
-            std::fs::write(
-                root.join(".contextos/policies/main.policy"),
-                user_rules(500),
-            )
-        });
-    if let Err(e) = setup {
-        eprintln!("cannot set up the project: {e}");
-        std::process::exit(2);
+    // The floor: the same binary doing nothing but starting.
+    let floor = measure(runs, || {
+        let start = Instant::now();
+        let _ = Command::new(bin)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status();
+        start.elapsed().as_secs_f64() * 1000.0
+    });
+    if only != "sizes" {
+        scenarios(bin, runs, home.path());
     }
+    let mut flat = Vec::new();
+    if only != "scenarios" {
+        header(&format!(
+            "contextos hook claude, Bash `cargo test`, by policy size, {runs} runs each"
+        ));
+        for n in [0usize, 1_000, 10_000] {
+            let dir = project(n);
+            let root = dir.path();
+            let label = if n == 0 {
+                "stdlib alone".to_string()
+            } else {
+                format!("stdlib + {n} rules")
+            };
+            let payload = claude(root, "Bash", serde_json::json!({"command": "cargo test"}));
+            settle(bin, root, home.path(), &payload);
+            let warm = measure(runs, || {
+                run_once(bin, root, home.path(), "claude", &[], &payload)
+            });
+            row(&format!("{label}: warm, logged"), warm);
+            let nolog = measure(runs, || {
+                run_once(bin, root, home.path(), "claude", &["--no-log"], &payload)
+            });
+            row(&format!("{label}: warm, --no-log"), nolog);
+            let cold_runs = if n >= 10_000 { runs.min(30) } else { runs };
+            let cold = measure(cold_runs, || {
+                let _ = std::fs::remove_file(root.join(".contextos/state/policy.cache"));
+                run_once(bin, root, home.path(), "claude", &["--no-log"], &payload)
+            });
+            row(&format!("{label}: cold (cache deleted), --no-log"), cold);
+            flat.push((label, warm[0], nolog[0], cold[0]));
+        }
+    }
+    header("floor");
+    row("`contextos --version` (process start only)", floor);
+    if let (Some(first), Some(last)) = (flat.first(), flat.last()) {
+        println!(
+            "\nratios (p50): {} / {}: logged {:.2}x, --no-log {:.2}x; cold / warm at {}: {:.2}x; \
+             hook ({}, --no-log) / --version: {:.2}x",
+            last.0,
+            first.0,
+            last.1 / first.1,
+            last.2 / first.2,
+            last.0,
+            last.3 / last.2,
+            first.0,
+            first.2 / floor[0],
+        );
+    }
+}
+
+fn scenarios(bin: &str, runs: usize, home: &Path) {
+    let dir = project(500);
+    let root = dir.path();
     let r = root.to_string_lossy().into_owned();
+    settle(
+        bin,
+        root,
+        home,
+        &claude(root, "Bash", serde_json::json!({"command": "cargo test"})),
+    );
     let scenarios = [
         sc("Bash `cargo test` (allow), cache hit, logged", "claude", vec![],
             claude(root, "Bash", serde_json::json!({"command": "cargo test"})), false),
@@ -144,11 +263,9 @@ fn main() {
         sc("Bash `cargo test`, cold: cache rebuilt every call", "claude", vec!["--no-log"],
             claude(root, "Bash", serde_json::json!({"command": "cargo test"})), true),
     ];
-    println!("contextos hook: whole-process latency, stdlib + 500 user rules, {runs} runs each");
-    println!(
-        "{:<62} {:>8} {:>8} {:>8} {:>8}",
-        "scenario", "p50 ms", "p90 ms", "p99 ms", "max ms"
-    );
+    header(&format!(
+        "contextos hook: whole-process latency, stdlib + 500 user rules, {runs} runs each"
+    ));
     for Scenario {
         name,
         agent,
@@ -157,44 +274,12 @@ fn main() {
         cold,
     } in scenarios
     {
-        // Warm the page cache and the policy cache.
-        for _ in 0..5 {
-            run_once(bin, root, home.path(), agent, &extra, &payload);
-        }
-        let mut samples = Vec::with_capacity(runs);
-        for _ in 0..runs {
+        let p = measure(runs, || {
             if cold {
                 let _ = std::fs::remove_file(root.join(".contextos/state/policy.cache"));
             }
-            samples.push(run_once(bin, root, home.path(), agent, &extra, &payload));
-        }
-        samples.sort_by(f64::total_cmp);
-        println!(
-            "{name:<62} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
-            pct(&samples, 0.5),
-            pct(&samples, 0.9),
-            pct(&samples, 0.99),
-            samples.last().copied().unwrap_or(f64::NAN)
-        );
+            run_once(bin, root, home, agent, &extra, &payload)
+        });
+        row(name, p);
     }
-    // The floor: the same binary doing nothing but starting.
-    let mut floor: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            let _ = Command::new(bin)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .status();
-            start.elapsed().as_secs_f64() * 1000.0
-        })
-        .collect();
-    floor.sort_by(f64::total_cmp);
-    println!(
-        "{:<62} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
-        "floor: `contextos --version` (process start only)",
-        pct(&floor, 0.5),
-        pct(&floor, 0.9),
-        pct(&floor, 0.99),
-        floor.last().copied().unwrap_or(f64::NAN)
-    );
 }

@@ -63,7 +63,7 @@ pub fn policy_cache_decode(
     key: &[u8; 32],
     user_key: &UserKey,
 ) -> Result<PolicySet, String> {
-    policy_cache::decode(bytes, key, user_key).map_err(|e| e.to_string())
+    policy_cache::decode(bytes.to_vec(), key, user_key).map_err(|e| e.to_string())
 }
 
 /// Unpacks a plugin archive (`.tar`, or gzip-compressed when the name ends `.gz` or

@@ -7,6 +7,18 @@
 //! matches and its HMAC — made with the user's key, kept outside the repository —
 //! verifies; anything else (stale, foreign, truncated, edited) is ignored and rebuilt
 //! from source. A cache is never a reason to trust a policy the sources do not contain.
+//!
+//! Checking that key means reading and hashing every source and MAC-ing the whole cache:
+//! work that grows with the policy, on every tool call. So a verified cache gets a
+//! *stamp* beside it (`policy.cache.stamp`, MAC'd with its own derived key): the key, and
+//! what the file system says of every input and of the cache file itself — device, inode,
+//! size, modification and change times. While all of them are unchanged, the sources are
+//! not read, the cache is not re-MAC'd and its snapshot is decoded lazily: loading costs a
+//! few `stat` calls whatever the policy's size. The change time (`ctime`) is what makes
+//! this sound: every write, rename or `touch` sets it to the current time, and no process
+//! can set it back. As in git's "racily clean" rule, nothing is stamped while any of the
+//! files changed less than [`RACY`] ago, so an edit within the same clock tick as the
+//! stamp's reading cannot hide behind equal times.
 
 use crate::project::{Project, ProjectError};
 use contextos_engine::effects::atomic_write::{self, Publish};
@@ -18,6 +30,10 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"CTXPC\x00\x01\n";
+const STAMP_MAGIC: &[u8; 8] = b"CTXPS\x00\x01\n";
+/// How old every input and the cache must be before a stamp vouches for them: far above
+/// any file system's timestamp granularity (FAT's 2 s included).
+const RACY: std::time::Duration = std::time::Duration::from_secs(3);
 const HEADER: usize = 8 + 32 + 32;
 
 /// How the policy set was obtained, for the decision log and the benchmarks.
@@ -156,20 +172,36 @@ fn mac(user_key: &UserKey, key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
     Some(m.finalize().into_bytes().into())
 }
 
-fn read_cache(path: &Path, key: &[u8; 32], user_key: &UserKey) -> Result<PolicySet, CacheMiss> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
+/// The cache file's bytes and what the file system said of it once they were read.
+fn read_file(path: &Path) -> Result<(Vec<u8>, Option<FileStat>), CacheMiss> {
+    use std::io::Read;
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CacheMiss::Absent),
         Err(e) => return Err(CacheMiss::Unreadable(e)),
     };
-    decode(&bytes, key, user_key)
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(CacheMiss::Unreadable)?;
+    // Taken after the read, on the same open file: a change made while reading shows.
+    let stat = file.metadata().ok().as_ref().and_then(FileStat::of);
+    Ok((bytes, stat))
+}
+
+fn read_cache(
+    path: &Path,
+    key: &[u8; 32],
+    user_key: &UserKey,
+) -> Result<(PolicySet, Option<FileStat>), CacheMiss> {
+    let (bytes, stat) = read_file(path)?;
+    Ok((decode(bytes, key, user_key)?, stat))
 }
 
 /// The policy set a cache file's bytes hold, if they are a cache this key and user key
 /// made. Apart from the file read so that the fuzz target (`fuzz/`) can feed it any byte
 /// string.
 pub(crate) fn decode(
-    bytes: &[u8],
+    bytes: Vec<u8>,
     key: &[u8; 32],
     user_key: &UserKey,
 ) -> Result<PolicySet, CacheMiss> {
@@ -192,7 +224,7 @@ pub(crate) fn decode(
     m.update(key);
     m.update(payload);
     m.verify_slice(stored_mac).map_err(|_| CacheMiss::Forged)?;
-    PolicySet::from_snapshot(payload).map_err(CacheMiss::Snapshot)
+    PolicySet::from_snapshot_shared(std::sync::Arc::new(bytes), HEADER).map_err(CacheMiss::Snapshot)
 }
 
 /// The bytes of a cache file holding `set`: the counterpart of [`decode`].
@@ -231,20 +263,203 @@ fn write_cache(
     Ok(())
 }
 
-/// Loads the project's policy set for a hook: from the cache when it is valid, from
-/// source otherwise (glob sets compile lazily either way).
-pub fn load(project: &Project, user_key: Option<&UserKey>) -> Result<Loaded, ProjectError> {
-    let base = project.base_sources()?;
-    let names = project.pinned_plugins()?;
-    if names.is_empty() {
-        return load_sources(project, &base, BASE_CACHE, user_key);
+/// What the file system says of a file: equal stats mean unchanged content, because a
+/// change of content always moves `ctime` (see the module comment).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct FileStat {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl FileStat {
+    #[cfg(unix)]
+    fn of(m: &std::fs::Metadata) -> Option<FileStat> {
+        use std::os::unix::fs::MetadataExt;
+        Some(FileStat {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
     }
-    // One set serves both jobs: the packs' own files cannot touch plugin verdicts
-    // (E0120), so the full set judges the packs exactly as the project's policies alone
-    // would; and the set is used only once every pack has been verified and allowed.
-    let all = project.add_pack_sources(base, &names)?;
-    let loaded = load_sources(project, &all, FULL_CACHE, user_key)?;
-    if let Loaded::Ready { set, .. } = &loaded {
+
+    /// Without a change time nothing can be stamped: every load checks the sources.
+    #[cfg(not(unix))]
+    fn of(_: &std::fs::Metadata) -> Option<FileStat> {
+        None
+    }
+
+    fn path(p: &Path) -> Option<FileStat> {
+        FileStat::of(&std::fs::metadata(p).ok()?)
+    }
+
+    /// Whether the file last changed more than [`RACY`] before `now`.
+    fn settled(&self, now: std::time::SystemTime) -> bool {
+        let Ok(now) = now.duration_since(std::time::UNIX_EPOCH) else {
+            return false;
+        };
+        let (Ok(secs), Ok(nanos)) = (u64::try_from(self.ctime.0), u32::try_from(self.ctime.1))
+        else {
+            return false;
+        };
+        std::time::Duration::new(secs, nanos.min(999_999_999)) + RACY < now
+    }
+}
+
+/// The stat of every file a cache's key depends on, beside the binary's identity: the
+/// configuration, the project's policy files and the pinned packs' policy files. `None`
+/// when one cannot be read (then the sources are read and hashed, as without a stamp).
+fn inputs(project: &Project, packs: &[String]) -> Option<Vec<(String, Option<FileStat>)>> {
+    let mut out = Vec::new();
+    // An absent configuration is an input too: creating one changes the key.
+    let config = project.root.join("contextos.toml");
+    out.push(("contextos.toml".to_string(), FileStat::path(&config)));
+    for (name, path) in project.policy_files().ok()? {
+        out.push((name, Some(FileStat::path(&path)?)));
+    }
+    for pack in packs {
+        for (name, path) in crate::plugins::pack_policies(&project.root, pack).ok()? {
+            out.push((format!("{pack}:{name}"), Some(FileStat::path(&path)?)));
+        }
+    }
+    Some(out)
+}
+
+#[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Stamp {
+    /// The cache key (hex) the sources had when the stamp was made.
+    key: String,
+    /// The binary and format that read them.
+    binary: String,
+    inputs: Vec<(String, Option<FileStat>)>,
+    cache: FileStat,
+}
+
+fn stamp_path(cache: &Path) -> std::path::PathBuf {
+    let mut name = cache.as_os_str().to_owned();
+    name.push(".stamp");
+    name.into()
+}
+
+fn stamp_mac(user_key: &UserKey) -> Option<Hmac<Sha256>> {
+    Hmac::<Sha256>::new_from_slice(&user_key.derive(b"contextos policy cache stamp v1")).ok()
+}
+
+fn binary_tag() -> String {
+    format!(
+        "{}/{SNAPSHOT_FORMAT}/{}",
+        env!("CARGO_PKG_VERSION"),
+        binary_identity()
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The set a stamped cache holds, when the stamp verifies and every file is as it says;
+/// `None` sends the caller down the checked path.
+fn stamped(
+    cache: &Path,
+    inputs: &[(String, Option<FileStat>)],
+    user_key: &UserKey,
+) -> Option<PolicySet> {
+    let raw = std::fs::read(stamp_path(cache)).ok()?;
+    let (magic, rest) = raw.split_at_checked(8)?;
+    let (tag, json) = rest.split_at_checked(32)?;
+    if magic != STAMP_MAGIC {
+        return None;
+    }
+    let mut m = stamp_mac(user_key)?;
+    m.update(json);
+    m.verify_slice(tag).ok()?;
+    let stamp: Stamp = serde_json::from_slice(json).ok()?;
+    if stamp.inputs != inputs || stamp.binary != binary_tag() {
+        return None;
+    }
+    let (bytes, stat) = read_file(cache).ok()?;
+    if stat? != stamp.cache || bytes.get(..8)? != MAGIC || hex(bytes.get(8..40)?) != stamp.key {
+        return None;
+    }
+    PolicySet::from_snapshot_shared(std::sync::Arc::new(bytes), HEADER).ok()
+}
+
+/// Stamps a cache just verified the long way, unless a file changed too recently for its
+/// times to be trusted (the next load tries again). Best effort: without a stamp, loads
+/// stay correct, only slower.
+fn stamp(
+    cache: &Path,
+    key: &[u8; 32],
+    inputs: &[(String, Option<FileStat>)],
+    cache_stat: FileStat,
+    user_key: &UserKey,
+) {
+    let now = std::time::SystemTime::now();
+    let settled = cache_stat.settled(now)
+        && inputs
+            .iter()
+            .all(|(_, s)| s.as_ref().is_none_or(|s| s.settled(now)));
+    if !settled {
+        return;
+    }
+    let stamp = Stamp {
+        key: hex(key),
+        binary: binary_tag(),
+        inputs: inputs.to_vec(),
+        cache: cache_stat,
+    };
+    let (Ok(json), Some(mut m)) = (serde_json::to_vec(&stamp), stamp_mac(user_key)) else {
+        return;
+    };
+    m.update(&json);
+    let mut bytes = STAMP_MAGIC.to_vec();
+    bytes.extend_from_slice(&m.finalize().into_bytes());
+    bytes.extend_from_slice(&json);
+    let _ = atomic_write::write(&stamp_path(cache), &bytes, 0o600, Publish::Replace);
+}
+
+/// Loads the project's policy set for a hook: from a stamped cache when nothing changed
+/// since it was stamped, else from the cache when it is valid, from source otherwise
+/// (glob sets compile lazily either way).
+pub fn load(project: &Project, user_key: Option<&UserKey>) -> Result<Loaded, ProjectError> {
+    let names = project.pinned_plugins()?;
+    let file = if names.is_empty() {
+        BASE_CACHE
+    } else {
+        FULL_CACHE
+    };
+    let cache = project.root.join(file);
+    // Taken before any source is read: a change made after this shows in the next load.
+    let inputs = inputs(project, &names);
+    let stamped = match (user_key, &inputs) {
+        (Some(uk), Some(inputs)) => stamped(&cache, inputs, uk),
+        _ => None,
+    };
+    let loaded = match stamped {
+        Some(set) => Loaded::Ready {
+            set,
+            status: CacheStatus::Hit,
+            note: Some("stamped: sources unchanged, not read".into()),
+        },
+        None => {
+            let base = project.base_sources()?;
+            // One set serves both jobs: the packs' own files cannot touch plugin verdicts
+            // (E0120), so the full set judges the packs exactly as the project's policies
+            // alone would; and the set is used only once every pack has been verified and
+            // allowed.
+            let sources = if names.is_empty() {
+                base
+            } else {
+                project.add_pack_sources(base, &names)?
+            };
+            load_sources(project, &sources, &cache, user_key, inputs.as_deref())?
+        }
+    };
+    if let (false, Loaded::Ready { set, .. }) = (names.is_empty(), &loaded) {
         project.verify_plugins(set)?;
     }
     Ok(loaded)
@@ -253,20 +468,23 @@ pub fn load(project: &Project, user_key: Option<&UserKey>) -> Result<Loaded, Pro
 fn load_sources(
     project: &Project,
     sources: &[PolicySource],
-    file: &str,
+    path: &Path,
     user_key: Option<&UserKey>,
+    inputs: Option<&[(String, Option<FileStat>)]>,
 ) -> Result<Loaded, ProjectError> {
-    let path = project.root.join(file);
     let key = key(project, sources);
     let mut note: Option<String>;
     if let Some(uk) = user_key {
-        match read_cache(&path, &key, uk) {
-            Ok(set) => {
+        match read_cache(path, &key, uk) {
+            Ok((set, stat)) => {
+                if let (Some(inputs), Some(stat)) = (inputs, stat) {
+                    stamp(path, &key, inputs, stat, uk);
+                }
                 return Ok(Loaded::Ready {
                     set,
                     status: CacheStatus::Hit,
                     note: None,
-                })
+                });
             }
             Err(why) => note = Some(why.to_string()),
         }
@@ -286,7 +504,7 @@ fn load_sources(
     let Some(set) = out.policy else {
         return Ok(Loaded::Invalid(out));
     };
-    let status = match user_key.map(|uk| write_cache(&path, &key, uk, &set)) {
+    let status = match user_key.map(|uk| write_cache(path, &key, uk, &set)) {
         Some(Ok(())) => CacheStatus::Rebuilt,
         Some(Err(e)) => {
             note = Some(format!("cannot write the cache: {e}"));

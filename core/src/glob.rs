@@ -114,6 +114,8 @@ impl From<PathGlobs> for Vec<String> {
 #[serde(try_from = "Vec<String>", into = "Vec<String>")]
 pub struct PathGlobs {
     patterns: Vec<String>,
+    /// Each pattern of a simple shape, matched without a regex; `None` for the others.
+    simple: Vec<Option<crate::simple_glob::SimpleGlob>>,
     set: OnceLock<Result<GlobSet, String>>,
 }
 
@@ -121,12 +123,15 @@ impl PathGlobs {
     /// Validates every pattern as a path glob; the error names the first invalid pattern and why.
     pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<Self, (String, String)> {
         let mut out = Vec::new();
+        let mut simple = Vec::new();
         for p in patterns {
             path_glob(p).map_err(|e| (p.to_string(), e))?;
             out.push(p.to_string());
+            simple.push(crate::simple_glob::SimpleGlob::parse(p));
         }
         Ok(PathGlobs {
             patterns: out,
+            simple,
             set: OnceLock::new(),
         })
     }
@@ -144,6 +149,19 @@ impl PathGlobs {
     /// Whether any pattern matches the whole of `s`; errors only when the set cannot be built
     /// (size limits), which callers resolve to the stricter outcome.
     pub fn is_match(&self, s: &str) -> Result<bool, String> {
+        // Simple globs answer directly; the compiled set is built only when a pattern is
+        // not simple (or the text is not ASCII) and no simple one matched.
+        let mut rest = false;
+        for g in &self.simple {
+            match g.as_ref().and_then(|g| g.is_match(s)) {
+                Some(true) => return Ok(true),
+                Some(false) => {}
+                None => rest = true,
+            }
+        }
+        if !rest && self.set.get().is_none() {
+            return Ok(false);
+        }
         self.set
             .get_or_init(|| self.build())
             .as_ref()
@@ -152,7 +170,11 @@ impl PathGlobs {
     }
     /// Builds the set now, reporting an error `check` should show.
     pub fn warm(&self) -> Result<(), String> {
-        self.is_match("").map(|_| ())
+        self.set
+            .get_or_init(|| self.build())
+            .as_ref()
+            .map(|_| ())
+            .map_err(Clone::clone)
     }
 }
 

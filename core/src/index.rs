@@ -1,103 +1,305 @@
-//! The rule index. For every domain × operation one `GlobSet` over the patterns of the
-//! rules that could apply, and for exec a trie over the literal leading words of each
-//! pattern. A lookup returns the candidate rules only; conditions are evaluated for
-//! those alone, so the cost follows the rules that *could* match, not all rules.
+//! The rule index. For every domain × operation a trie of glob sets over the patterns of
+//! the rules that could apply, and for exec a trie over the literal leading words of each
+//! pattern. A lookup returns the candidate rules only; conditions are evaluated for those
+//! alone, so the cost follows the rules that *could* match, not all rules.
+//!
+//! Each trie is [frozen](crate::frozen) into bytes and read in place. A set compiled from
+//! source freezes each domain × operation on its first request; a set loaded from a
+//! snapshot finds them frozen already, so a hook process neither builds nor decodes an
+//! index over every rule — it reads the few nodes on its requests' paths and compiles
+//! the glob sets of those nodes alone.
 
+use crate::frozen::{put_u32, u32s, Bytes, Node, Trie, TrieBuilder};
 use crate::ir::{CompiledRule, ALL_OPS};
 use crate::request::{Domain, NetOp, PathOp, Request, RequestKind};
+use crate::rules::Rules;
 use contextos_grammar::ast::Effect;
 use globset::{GlobSet, GlobSetBuilder};
-use std::collections::HashMap;
 use std::sync::OnceLock;
+
+/// The candidate standing for an index node whose bytes do not decode: the rule set
+/// answers it with a deny rule (see [`Rules::get`]), so damage can only make a verdict
+/// stricter.
+pub(crate) const DAMAGED: usize = usize::MAX;
+
+/// The tries of one index, in a fixed order: the sections of a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    Path(PathOp),
+    Plugin,
+    Commit,
+    Net(NetOp),
+    Mcp,
+    Exec,
+}
+
+impl Slot {
+    pub(crate) const ALL: [Slot; 9] = [
+        Slot::Path(PathOp::Read),
+        Slot::Path(PathOp::Write),
+        Slot::Path(PathOp::Delete),
+        Slot::Plugin,
+        Slot::Commit,
+        Slot::Net(NetOp::Fetch),
+        Slot::Net(NetOp::Connect),
+        Slot::Mcp,
+        Slot::Exec,
+    ];
+
+    fn position(self) -> usize {
+        match self {
+            Slot::Path(op) => op as usize,
+            Slot::Plugin => 3,
+            Slot::Commit => 4,
+            Slot::Net(op) => 5 + op as usize,
+            Slot::Mcp => 7,
+            Slot::Exec => 8,
+        }
+    }
+
+    /// Whether rule `r` is filed in this slot.
+    fn holds(self, r: &CompiledRule) -> bool {
+        let op_bit = |op: u8| r.ops & (1u8 << op) != 0 || r.ops == ALL_OPS;
+        match self {
+            Slot::Path(op) => r.domain == Domain::Path && op_bit(op as u8),
+            Slot::Net(op) => r.domain == Domain::Net && op_bit(op as u8),
+            Slot::Plugin => r.domain == Domain::Plugin,
+            Slot::Commit => r.domain == Domain::Commit,
+            Slot::Mcp => r.domain == Domain::Mcp,
+            Slot::Exec => r.domain == Domain::Exec,
+        }
+    }
+
+    /// The slot's trie over `rules`, frozen.
+    pub(crate) fn freeze(self, rules: &Rules) -> Result<Vec<u8>, String> {
+        let held = rules.iter().enumerate().filter(|(_, r)| self.holds(r));
+        match self {
+            Slot::Exec => freeze_exec(held),
+            Slot::Net(_) => freeze_globs(held, true),
+            _ => freeze_globs(held, false),
+        }
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct Index {
-    /// Path rules per operation (read, write, delete). Each glob index is filed on first
-    /// use: a hook process deciding a command never pays for the path tries.
-    path: [OnceLock<GlobIndex>; 3],
-    plugin: OnceLock<GlobIndex>,
-    commit: OnceLock<GlobIndex>,
-    /// Net rules per operation (fetch, connect): host globs, plus address ranges.
-    net: [OnceLock<NetIndex>; 2],
-    /// MCP rules over `SERVER/TOOL`, filed under the server.
-    mcp: OnceLock<GlobIndex>,
-    exec: ArgvTrie,
+    /// Frozen tries handed over by a snapshot, by [`Slot`] position; empty for a set
+    /// compiled from source (each slot is frozen from the rules on first use).
+    frozen: Vec<Bytes>,
+    globs: [OnceLock<GlobIndex>; 8],
+    exec: OnceLock<ArgvTrie>,
 }
 
-/// `net` rules: host globs in a glob index, address ranges (`10.0.0.0/8`) in a list that
-/// IP hosts are tested against by containment.
-#[derive(Debug, Default)]
-struct NetIndex {
-    hosts: GlobIndex,
-    ranges: Vec<(ipnet::IpNet, usize)>,
-}
+impl Index {
+    /// An index whose tries are frozen from the rules on first use.
+    pub(crate) fn lazy() -> Index {
+        Index::default()
+    }
 
-impl NetIndex {
-    fn build<'a>(rules: impl Iterator<Item = (usize, &'a CompiledRule)> + Clone) -> NetIndex {
-        let mut ranges = Vec::new();
-        for (i, r) in rules.clone() {
-            for p in &r.patterns {
-                if let Some(net) = crate::net::cidr(p) {
-                    ranges.push((net, i));
-                }
-            }
-        }
-        NetIndex {
-            hosts: GlobIndex::build_filtered(rules, |p| crate::net::cidr(p).is_none()),
-            ranges,
+    /// An index over tries a snapshot holds, one per [`Slot::ALL`] entry.
+    pub(crate) fn from_frozen(frozen: Vec<Bytes>) -> Index {
+        Index {
+            frozen,
+            ..Index::default()
         }
     }
 
-    fn candidates(&self, host: &str, out: &mut Vec<usize>) {
-        self.hosts.candidates(host, out);
-        if let Ok(ip) = host.parse::<std::net::IpAddr>() {
-            out.extend(
-                self.ranges
-                    .iter()
-                    .filter(|(net, _)| net.contains(&ip))
-                    .map(|(_, i)| *i),
-            );
-        }
+    fn trie(&self, rules: &Rules, slot: Slot) -> Option<Trie> {
+        let bytes = match self.frozen.get(slot.position()) {
+            Some(b) => b.clone(),
+            None => Bytes::new(std::sync::Arc::new(slot.freeze(rules).ok()?)),
+        };
+        Trie::open(bytes)
     }
-}
 
-/// Glob patterns of many rules, plus the rules without patterns. Patterns are filed in a
-/// trie under their literal leading directories (`docs/api/*.md` under `docs` → `api`),
-/// so a lookup only runs the small glob sets along the request path's own directories
-/// instead of one large set whose regex part grows with every rule.
-#[derive(Debug, Default)]
-struct GlobIndex {
-    root: SegmentNode,
-    always: Vec<usize>,
-}
+    fn glob_index(&self, rules: &Rules, slot: Slot) -> &GlobIndex {
+        let at = slot.position();
+        // Exec has its own trie; every other slot is below 8.
+        let cell = &self.globs[at.min(7)];
+        cell.get_or_init(|| GlobIndex::open(self.trie(rules, slot)))
+    }
 
-/// One trie node: the patterns filed here, parsed and compiled into a `GlobSet` on first
-/// use, so a short-lived process only pays for the nodes its requests reach.
-#[derive(Debug, Default)]
-struct SegmentNode {
-    globs: Vec<String>,
-    set: OnceLock<Result<GlobSet, String>>,
-    /// `globs` index -> (rule index, whether the rule is deny/ask).
-    owners: Vec<(usize, bool)>,
-    children: HashMap<String, SegmentNode>,
-}
-
-impl SegmentNode {
-    fn set(&self) -> &Result<GlobSet, String> {
-        self.set.get_or_init(|| {
-            let mut b = GlobSetBuilder::new();
-            for g in &self.globs {
-                b.add(crate::glob::path_glob(g).map_err(|e| format!("glob `{g}`: {e}"))?);
-            }
-            b.build().map_err(|e| e.to_string())
+    fn exec_index(&self, rules: &Rules) -> &ArgvTrie {
+        self.exec.get_or_init(|| ArgvTrie {
+            trie: self.trie(rules, Slot::Exec),
         })
     }
 
-    fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
-        if self.globs.is_empty() {
-            return;
+    /// Files and compiles every glob set now; the first failure is returned.
+    pub fn warm(&self, rules: &Rules) -> Result<(), String> {
+        for slot in Slot::ALL {
+            match slot {
+                Slot::Exec => {
+                    if self.exec_index(rules).trie.is_none() {
+                        return Err("the exec index cannot be built".into());
+                    }
+                }
+                _ => self.glob_index(rules, slot).warm()?,
+            }
         }
-        match self.set() {
+        Ok(())
+    }
+
+    /// Candidate rule indices for a request, sorted and de-duplicated ([`DAMAGED`] among
+    /// them when a node on the way does not decode).
+    pub fn candidates(&self, rules: &Rules, req: &Request) -> Vec<usize> {
+        let mut out = Vec::new();
+        match &req.kind {
+            RequestKind::Path(p) => {
+                self.glob_index(rules, Slot::Path(p.op))
+                    .candidates(&p.path, &mut out);
+            }
+            RequestKind::Plugin(p) => self
+                .glob_index(rules, Slot::Plugin)
+                .candidates(&p.name, &mut out),
+            RequestKind::Commit(c) => {
+                let commit = self.glob_index(rules, Slot::Commit);
+                for f in &c.files {
+                    commit.candidates(f, &mut out);
+                }
+                out.extend_from_slice(&commit.always);
+            }
+            RequestKind::Net(n) => self
+                .glob_index(rules, Slot::Net(n.op))
+                .candidates(&n.host, &mut out),
+            RequestKind::Mcp(m) => self
+                .glob_index(rules, Slot::Mcp)
+                .candidates(&crate::request::McpRequest::subject(m), &mut out),
+            RequestKind::Exec(e) => {
+                let exec = self.exec_index(rules);
+                let mut words: Vec<&str> = e.argv.iter().map(String::as_str).collect();
+                exec.walk(&words, &mut out);
+                if let Some(first) = words.first_mut() {
+                    let base = contextos_shell::basename(first);
+                    if base != *first {
+                        *first = base;
+                        exec.walk(&words, &mut out);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Glob tries (path, plugin, commit, net, mcp)
+// ---------------------------------------------------------------------------
+
+/// The leading directories of a glob that are plain literals (the last segment is
+/// always left to the glob itself).
+fn literal_dirs(pattern: &str) -> impl Iterator<Item = &str> {
+    let dirs = pattern.matches('/').count();
+    pattern
+        .split('/')
+        .take(dirs)
+        .take_while(|s| !s.is_empty() && !crate::glob::has_glob_meta(s))
+}
+
+/// Patterns filed in a trie under their literal leading directories (`docs/api/*.md`
+/// under `docs` → `api`), so a lookup only runs the small glob sets along the request
+/// path's own directories instead of one large set whose regex part grows with every
+/// rule. A node's payload is its globs: `rule u32 | strict u8 | len u32 | glob bytes`.
+/// The header holds the rules without patterns, and for `net` the address ranges.
+fn freeze_globs<'a>(
+    rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
+    ranges_apart: bool,
+) -> Result<Vec<u8>, String> {
+    let mut root = TrieBuilder::default();
+    let mut always = Vec::new();
+    let mut ranges: Vec<(usize, &str)> = Vec::new();
+    for (i, r) in rules {
+        if r.patterns.is_empty() {
+            always.push(i);
+        }
+        let strict = r.effect != Effect::Allow;
+        for p in &r.patterns {
+            if ranges_apart && crate::net::cidr(p).is_some() {
+                ranges.push((i, p));
+                continue;
+            }
+            // Patterns were validated by the compiler; they are parsed again only when
+            // their node is first used.
+            for g in crate::glob::head_globs(p) {
+                let payload = root.node(literal_dirs(g)).payload_mut();
+                put_u32(payload, i);
+                payload.push(u8::from(strict));
+                put_u32(payload, g.len());
+                payload.extend_from_slice(g.as_bytes());
+            }
+        }
+    }
+    let mut extra = Vec::new();
+    put_u32(&mut extra, always.len());
+    always.iter().for_each(|i| put_u32(&mut extra, *i));
+    for (i, p) in ranges {
+        put_u32(&mut extra, i);
+        put_u32(&mut extra, p.len());
+        extra.extend_from_slice(p.as_bytes());
+    }
+    root.freeze(&extra)
+}
+
+/// A node's globs, decoded and compiled on first use.
+#[derive(Debug)]
+struct NodeSet {
+    globs: Vec<String>,
+    /// `globs` index -> (rule index, whether the rule is deny/ask).
+    owners: Vec<(usize, bool)>,
+    set: Result<GlobSet, String>,
+    /// The payload did not decode: every lookup through this node yields [`DAMAGED`].
+    damaged: bool,
+}
+
+impl NodeSet {
+    fn decode(payload: &[u8]) -> NodeSet {
+        let mut globs = Vec::new();
+        let mut owners = Vec::new();
+        let mut at = 0;
+        let mut damaged = false;
+        while at < payload.len() {
+            let entry = (|| {
+                let rule = crate::frozen::u32_at(payload, at)?;
+                let strict = *payload.get(at + 4)? != 0;
+                let len = usize::try_from(crate::frozen::u32_at(payload, at + 5)?).ok()?;
+                let text = payload.get(at + 9..(at + 9).checked_add(len)?)?;
+                let glob = std::str::from_utf8(text).ok()?.to_string();
+                Some((usize::try_from(rule).ok()?, strict, glob, at + 9 + len))
+            })();
+            match entry {
+                Some((rule, strict, glob, next)) => {
+                    globs.push(glob);
+                    owners.push((rule, strict));
+                    at = next;
+                }
+                None => {
+                    damaged = true;
+                    break;
+                }
+            }
+        }
+        let set = (|| {
+            let mut b = GlobSetBuilder::new();
+            for g in &globs {
+                b.add(crate::glob::path_glob(g).map_err(|e| format!("glob `{g}`: {e}"))?);
+            }
+            b.build().map_err(|e| e.to_string())
+        })();
+        NodeSet {
+            globs,
+            owners,
+            set,
+            damaged,
+        }
+    }
+
+    fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
+        if self.damaged {
+            out.push(DAMAGED);
+        }
+        match &self.set {
             Ok(set) => {
                 for m in set.matches(subject) {
                     if let Some((rule, _)) = self.owners.get(m) {
@@ -124,253 +326,157 @@ impl SegmentNode {
             }
         }
     }
-
-    fn warm(&self) -> Result<(), String> {
-        if !self.globs.is_empty() {
-            self.set().as_ref().map_err(Clone::clone)?;
-        }
-        self.children.values().try_for_each(SegmentNode::warm)
-    }
 }
 
-/// Collects patterns per node before the trie is frozen.
-#[derive(Default)]
-struct NodeBuilder {
-    globs: Vec<(String, usize, bool)>,
-    children: HashMap<String, NodeBuilder>,
-}
-
-impl NodeBuilder {
-    fn insert(&mut self, dirs: &[&str], glob: String, rule: usize, strict: bool) {
-        match dirs.split_first() {
-            None => self.globs.push((glob, rule, strict)),
-            Some((d, rest)) => self
-                .children
-                .entry((*d).to_string())
-                .or_default()
-                .insert(rest, glob, rule, strict),
-        }
-    }
-
-    fn build(self) -> SegmentNode {
-        let mut globs = Vec::with_capacity(self.globs.len());
-        let mut owners = Vec::with_capacity(self.globs.len());
-        for (g, rule, strict) in self.globs {
-            globs.push(g);
-            owners.push((rule, strict));
-        }
-        SegmentNode {
-            globs,
-            set: OnceLock::new(),
-            owners,
-            children: self
-                .children
-                .into_iter()
-                .map(|(k, v)| (k, v.build()))
-                .collect(),
-        }
-    }
-}
-
-/// The leading directories of a glob that are plain literals (the last segment is
-/// always left to the glob itself).
-fn literal_dirs(pattern: &str) -> Vec<&str> {
-    let segments: Vec<&str> = pattern.split('/').collect();
-    let dirs = segments.len().saturating_sub(1);
-    segments
-        .into_iter()
-        .take(dirs)
-        .take_while(|s| !s.is_empty() && !crate::glob::has_glob_meta(s))
-        .collect()
+/// One domain × operation's glob trie, with each node's set compiled on first use.
+#[derive(Debug, Default)]
+struct GlobIndex {
+    /// `None`: the trie could not be built or opened; every lookup yields [`DAMAGED`].
+    trie: Option<Trie>,
+    /// Rules without patterns: candidates for every subject.
+    always: Vec<usize>,
+    /// `net` address ranges (`10.0.0.0/8`), tested against IP hosts by containment.
+    ranges: Vec<(ipnet::IpNet, usize)>,
+    /// By node ordinal.
+    sets: Box<[OnceLock<Box<NodeSet>>]>,
+    header_damaged: bool,
 }
 
 impl GlobIndex {
-    fn build<'a>(rules: impl Iterator<Item = (usize, &'a CompiledRule)>) -> GlobIndex {
-        Self::build_filtered(rules, |_| true)
+    fn open(trie: Option<Trie>) -> GlobIndex {
+        let Some(trie) = trie else {
+            return GlobIndex {
+                header_damaged: true,
+                ..GlobIndex::default()
+            };
+        };
+        let extra = trie.extra();
+        let mut always = Vec::new();
+        let mut ranges = Vec::new();
+        let header = (|| {
+            let n = usize::try_from(crate::frozen::u32_at(extra, 0)?).ok()?;
+            let end = n.checked_mul(4)?.checked_add(4)?;
+            always.extend(u32s(extra.get(4..end)?));
+            let mut at = end;
+            while at < extra.len() {
+                let rule = usize::try_from(crate::frozen::u32_at(extra, at)?).ok()?;
+                let len = usize::try_from(crate::frozen::u32_at(extra, at + 4)?).ok()?;
+                let text = extra.get(at + 8..(at + 8).checked_add(len)?)?;
+                ranges.push((crate::net::cidr(std::str::from_utf8(text).ok()?)?, rule));
+                at += 8 + len;
+            }
+            Some(())
+        })();
+        let sets = (0..trie.node_count()).map(|_| OnceLock::new()).collect();
+        GlobIndex {
+            trie: Some(trie),
+            always,
+            ranges,
+            sets,
+            header_damaged: header.is_none(),
+        }
     }
 
-    /// A glob index over the patterns `keep` accepts (the rules without patterns are
-    /// always candidates).
-    fn build_filtered<'a>(
-        rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
-        keep: impl Fn(&str) -> bool,
-    ) -> GlobIndex {
-        let mut root = NodeBuilder::default();
-        let mut always = Vec::new();
-        for (i, r) in rules {
-            if r.patterns.is_empty() {
-                always.push(i);
-            }
-            let strict = r.effect != Effect::Allow;
-            // Patterns were validated by the compiler; they are parsed again only when
-            // their node is first used.
-            for p in r
-                .patterns
-                .iter()
-                .filter(|p| keep(p))
-                .flat_map(|p| crate::glob::head_globs(p))
-            {
-                root.insert(&literal_dirs(p), p.to_string(), i, strict);
-            }
-        }
-        GlobIndex {
-            root: root.build(),
-            always,
-        }
+    fn node(&self, trie: &Trie, n: Node) -> Option<&NodeSet> {
+        let cell = self.sets.get(trie.ordinal(n)?)?;
+        Some(cell.get_or_init(|| Box::new(NodeSet::decode(trie.payload(n)))))
     }
 
     fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
         out.extend_from_slice(&self.always);
-        let mut node = &self.root;
+        if self.header_damaged {
+            out.push(DAMAGED);
+        }
+        if !self.ranges.is_empty() {
+            if let Ok(ip) = subject.parse::<std::net::IpAddr>() {
+                out.extend(
+                    self.ranges
+                        .iter()
+                        .filter(|(net, _)| net.contains(&ip))
+                        .map(|(_, i)| *i),
+                );
+            }
+        }
+        let Some(trie) = &self.trie else {
+            return;
+        };
+        let mut node = trie.root();
         let mut segments = subject.split('/');
         loop {
-            node.candidates(subject, out);
-            match segments.next().and_then(|seg| node.children.get(seg)) {
+            match self.node(trie, node) {
+                Some(set) => set.candidates(subject, out),
+                None => out.push(DAMAGED),
+            }
+            match segments.next().and_then(|seg| trie.child(node, seg)) {
                 Some(child) => node = child,
                 None => break,
             }
         }
     }
+
+    fn warm(&self) -> Result<(), String> {
+        let Some(trie) = &self.trie else {
+            return Err("a rule index cannot be built".into());
+        };
+        let mut todo = vec![trie.root()];
+        while let Some(n) = todo.pop() {
+            let set = self
+                .node(trie, n)
+                .ok_or_else(|| "a rule index node is damaged".to_string())?;
+            if set.damaged {
+                return Err("a rule index node is damaged".into());
+            }
+            if !set.globs.is_empty() {
+                set.set.as_ref().map_err(Clone::clone)?;
+            }
+            todo.extend(trie.children(n));
+        }
+        Ok(())
+    }
 }
 
-#[derive(Debug, Default)]
+// ---------------------------------------------------------------------------
+// The exec trie
+// ---------------------------------------------------------------------------
+
+/// Exec rules filed under the literal leading words of their patterns; a node's payload
+/// is the u32 indices of the rules filed there.
+fn freeze_exec<'a>(
+    rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
+) -> Result<Vec<u8>, String> {
+    let mut root = TrieBuilder::default();
+    for (i, r) in rules {
+        if r.exec_patterns.is_empty() {
+            put_u32(root.payload_mut(), i);
+        }
+        for p in &r.exec_patterns {
+            put_u32(root.node(p.literal_prefix()).payload_mut(), i);
+        }
+    }
+    root.freeze(&[])
+}
+
+#[derive(Debug)]
 struct ArgvTrie {
-    here: Vec<usize>,
-    children: HashMap<String, ArgvTrie>,
+    trie: Option<Trie>,
 }
 
 impl ArgvTrie {
-    fn insert(&mut self, prefix: &[&str], rule: usize) {
-        match prefix.split_first() {
-            None => self.here.push(rule),
-            Some((w, rest)) => self
-                .children
-                .entry((*w).to_string())
-                .or_default()
-                .insert(rest, rule),
-        }
-    }
-
     fn walk(&self, words: &[&str], out: &mut Vec<usize>) {
-        let mut node = self;
-        out.extend_from_slice(&node.here);
+        let Some(trie) = &self.trie else {
+            out.push(DAMAGED);
+            return;
+        };
+        let mut node = trie.root();
+        out.extend(u32s(trie.payload(node)));
         for w in words {
-            match node.children.get(*w) {
+            match trie.child(node, w) {
                 Some(n) => {
                     node = n;
-                    out.extend_from_slice(&node.here);
+                    out.extend(u32s(trie.payload(node)));
                 }
                 None => break,
             }
         }
-    }
-}
-
-impl Index {
-    pub fn build(rules: &[CompiledRule]) -> Result<Index, String> {
-        let mut exec = ArgvTrie::default();
-        for (i, r) in rules
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.domain == Domain::Exec)
-        {
-            if r.exec_patterns.is_empty() {
-                exec.insert(&[], i);
-            }
-            for p in &r.exec_patterns {
-                exec.insert(&p.literal_prefix(), i);
-            }
-        }
-        Ok(Index {
-            path: Default::default(),
-            plugin: OnceLock::new(),
-            commit: OnceLock::new(),
-            net: Default::default(),
-            mcp: OnceLock::new(),
-            exec,
-        })
-    }
-
-    fn net_index(&self, rules: &[CompiledRule], op: NetOp) -> &NetIndex {
-        let bit = 1u8 << (op as u8);
-        self.net[op as usize].get_or_init(|| {
-            NetIndex::build(rules.iter().enumerate().filter(move |(_, r)| {
-                r.domain == Domain::Net && (r.ops & bit != 0 || r.ops == ALL_OPS)
-            }))
-        })
-    }
-
-    fn path_index(&self, rules: &[CompiledRule], op: PathOp) -> &GlobIndex {
-        let bit = 1u8 << (op as u8);
-        self.path[op as usize].get_or_init(|| {
-            GlobIndex::build(rules.iter().enumerate().filter(|(_, r)| {
-                r.domain == Domain::Path && (r.ops & bit != 0 || r.ops == ALL_OPS)
-            }))
-        })
-    }
-
-    fn domain_index<'a>(
-        slot: &'a OnceLock<GlobIndex>,
-        rules: &[CompiledRule],
-        d: Domain,
-    ) -> &'a GlobIndex {
-        slot.get_or_init(|| {
-            GlobIndex::build(rules.iter().enumerate().filter(|(_, r)| r.domain == d))
-        })
-    }
-
-    /// Files and compiles every glob set now; the first failure is returned.
-    pub fn warm(&self, rules: &[CompiledRule]) -> Result<(), String> {
-        for op in PathOp::ALL {
-            self.path_index(rules, op).root.warm()?;
-        }
-        Self::domain_index(&self.plugin, rules, Domain::Plugin)
-            .root
-            .warm()?;
-        for op in NetOp::ALL {
-            self.net_index(rules, op).hosts.root.warm()?;
-        }
-        Self::domain_index(&self.mcp, rules, Domain::Mcp)
-            .root
-            .warm()?;
-        Self::domain_index(&self.commit, rules, Domain::Commit)
-            .root
-            .warm()
-    }
-
-    /// Candidate rule indices for a request, sorted and de-duplicated.
-    pub fn candidates(&self, rules: &[CompiledRule], req: &Request) -> Vec<usize> {
-        let mut out = Vec::new();
-        match &req.kind {
-            RequestKind::Path(p) => self.path_index(rules, p.op).candidates(&p.path, &mut out),
-            RequestKind::Plugin(p) => Self::domain_index(&self.plugin, rules, Domain::Plugin)
-                .candidates(&p.name, &mut out),
-            RequestKind::Commit(c) => {
-                let commit = Self::domain_index(&self.commit, rules, Domain::Commit);
-                for f in &c.files {
-                    commit.candidates(f, &mut out);
-                }
-                out.extend_from_slice(&commit.always);
-            }
-            RequestKind::Net(n) => self.net_index(rules, n.op).candidates(&n.host, &mut out),
-            RequestKind::Mcp(m) => Self::domain_index(&self.mcp, rules, Domain::Mcp)
-                .candidates(&crate::request::McpRequest::subject(m), &mut out),
-            RequestKind::Exec(e) => {
-                let mut words: Vec<&str> = e.argv.iter().map(String::as_str).collect();
-                self.exec.walk(&words, &mut out);
-                if let Some(first) = words.first_mut() {
-                    let base = contextos_shell::basename(first);
-                    if base != *first {
-                        *first = base;
-                        let mut more = Vec::new();
-                        self.exec.walk(&words, &mut more);
-                        out.extend(more);
-                    }
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
     }
 }

@@ -4,8 +4,9 @@
 //! one place, `policy_impl.rs`, and delegate to the module that does each job.
 
 use crate::index::Index;
-use crate::ir::{CompiledRule, Origin};
+use crate::ir::Origin;
 use crate::request::Request;
+use crate::rules::Rules;
 use crate::script::ScriptHost;
 use contextos_grammar::ast::Effect;
 use std::collections::BTreeSet;
@@ -23,7 +24,7 @@ pub const RUNTIME_LETS: &[&str] = &["untrusted_reads", "trusted_fetch_hosts", "s
 #[derive(Debug)]
 pub struct PolicySet {
     /// Every rule of every layer, in load order; order never affects a verdict.
-    pub rules: Vec<CompiledRule>,
+    pub rules: Rules,
     /// Default effect per domain, indexed by [`Domain::index`](crate::request::Domain::index).
     pub defaults: [Effect; crate::request::Domain::COUNT],
     /// Advice for agents; never read by the evaluator, only by the emitters.
@@ -38,6 +39,9 @@ pub struct PolicySet {
     /// what the hook does outside a verdict (which reads taint a session).
     pub runtime_lets: std::collections::BTreeMap<String, Vec<String>>,
     pub(crate) index: Index,
+    /// The roles the rules' conditions compare with, gathered on first use (a snapshot
+    /// carries them, so a hook need not decode every rule to check its role).
+    pub(crate) role_literals: std::sync::OnceLock<BTreeSet<String>>,
     pub(crate) scripts: ScriptHost,
 }
 

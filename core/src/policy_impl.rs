@@ -31,12 +31,23 @@ impl PolicySet {
     /// silently skipped.
     pub fn known_roles(&self) -> std::collections::BTreeSet<String> {
         let mut out = self.roles.clone();
-        for r in &self.rules {
-            for c in &r.clauses {
-                crate::ir::role_literals(&c.cond, &mut out);
-            }
-        }
+        out.extend(self.role_literals());
         out
+    }
+
+    /// The roles the rules' conditions compare with.
+    pub(crate) fn role_literals(&self) -> std::collections::BTreeSet<String> {
+        self.role_literals
+            .get_or_init(|| {
+                let mut out = std::collections::BTreeSet::new();
+                for r in &self.rules {
+                    for c in &r.clauses {
+                        crate::ir::role_literals(&c.cond, &mut out);
+                    }
+                }
+                out
+            })
+            .clone()
     }
 
     /// Decides one request. This is the single decision path of ContextOS.
@@ -73,6 +84,15 @@ impl PolicySet {
 
     /// Decodes a snapshot into a policy set whose glob sets compile on first use.
     pub fn from_snapshot(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
-        snapshot::decode(bytes)
+        snapshot::decode(std::sync::Arc::new(bytes.to_vec()), 0)
+    }
+
+    /// [`PolicySet::from_snapshot`] over the bytes of `buf` from `start` on, without copying
+    /// them: the set keeps `buf` and decodes its rules and index nodes on first use.
+    pub fn from_snapshot_shared(
+        buf: std::sync::Arc<Vec<u8>>,
+        start: usize,
+    ) -> Result<PolicySet, SnapshotError> {
+        snapshot::decode(buf, start)
     }
 }

@@ -1,29 +1,48 @@
 //! A compiled policy set as bytes, for the policy cache of short-lived processes (the
 //! agent hooks). The snapshot holds the checked IR — rules with resolved patterns and
-//! typed conditions, defaults, guides, roles and script bodies — and never the index or
-//! compiled regexes: those are rebuilt (lazily) on load, and every glob is re-validated
-//! while decoding. Policy `test` blocks are not part of a snapshot; `contextos test`
-//! always compiles from source.
+//! typed conditions, defaults, guides, roles and script bodies — and the rule index,
+//! frozen (see [`crate::frozen`]); never compiled regexes, which are built on first use.
+//! Policy `test` blocks are not part of a snapshot; `contextos test` always compiles from
+//! source.
 //!
-//! The bytes are not authenticated here: the caller keys and MACs the cache file, and a
-//! snapshot that does not decode is an error, never a partial policy set.
+//! Loading does not grow with the policy: the head (defaults, roles, scripts, guides,
+//! detectors) is decoded, the rules and the index stay bytes. A rule is decoded when a
+//! request's candidates first name it, an index node when a request first reaches it.
+//! Layout: `format` (postcard varint) | head length (u32 LE) | head (postcard) | body,
+//! where the head locates the body's sections (rule table, rule encodings, one frozen
+//! trie per domain × operation) and states the body's length, so a truncated snapshot is
+//! refused whole.
+//!
+//! The bytes are not authenticated here: the caller keys and MACs the cache file. A
+//! snapshot whose head or section table does not decode is an error; damage inside a rule
+//! or an index node found later reads as a deny rule (see [`crate::rules::Rules::get`]),
+//! never as a missing one.
 
-use crate::index::Index;
+use crate::frozen::Bytes;
+use crate::index::{Index, Slot};
 use crate::ir::{Clause, CompiledRule, ExecPattern, Layer, ObligationIr, OpMask, Origin};
 use crate::policy::{CompiledGuide, PolicySet};
 use crate::request::Domain;
+use crate::rules::Rules;
 use crate::script::ScriptHost;
 use contextos_grammar::ast::Effect;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Bumped whenever the encoding of the IR changes; part of every cache key.
-pub const SNAPSHOT_FORMAT: u32 = 5;
+pub const SNAPSHOT_FORMAT: u32 = 6;
 
 #[derive(Serialize, Deserialize)]
-struct Snapshot {
-    format: u32,
-    rules: Vec<RuleSnap>,
+struct Head {
+    /// The body's length: a shorter body is a truncated snapshot.
+    body: u64,
+    rule_count: u64,
+    /// `(start, length)` in the body: the rule table, the rule encodings, then one frozen
+    /// trie per [`Slot::ALL`] entry.
+    sections: Vec<(u64, u64)>,
+    /// The roles conditions compare with, so [`PolicySet::known_roles`] needs no rule.
+    role_literals: BTreeSet<String>,
     defaults: [Effect; Domain::COUNT],
     guides: Vec<GuideSnap>,
     detectors: Vec<crate::detector::CompiledDetector>,
@@ -88,50 +107,102 @@ pub enum SnapshotError {
     Rebuild(String),
 }
 
-/// Encodes the compiled set (without its tests); [`PolicySet::to_snapshot`] calls it.
-pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
-    let rules = set
-        .rules
+fn rule_snap(r: &CompiledRule) -> Result<RuleSnap, SnapshotError> {
+    let obligations = r
+        .obligations
         .iter()
-        .map(|r| {
-            let obligations = r
-                .obligations
+        .map(|o| {
+            let entries = o
+                .entries
                 .iter()
-                .map(|o| {
-                    let entries = o
-                        .entries
-                        .iter()
-                        .map(|(k, v)| {
-                            serde_json::to_string(v)
-                                .map(|t| (k.clone(), t))
-                                .map_err(|e| SnapshotError::Encode(e.to_string()))
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok((o.name.clone(), entries))
+                .map(|(k, v)| {
+                    serde_json::to_string(v)
+                        .map(|t| (k.clone(), t))
+                        .map_err(|e| SnapshotError::Encode(e.to_string()))
                 })
-                .collect::<Result<Vec<_>, SnapshotError>>()?;
-            Ok(RuleSnap {
-                id: r.id.clone(),
-                effect: r.effect,
-                domain: r.domain,
-                ops: r.ops,
-                role: r.role.clone(),
-                patterns: r.patterns.clone(),
-                exec_patterns: r.exec_patterns.clone(),
-                clauses: r.clauses.clone(),
-                because: r.because.clone(),
-                severity: r.severity.clone(),
-                obligations,
-                origin: r.origin.clone(),
-                layer: r.layer,
-                analyzable: r.analyzable,
-                accepts: r.accepts.clone(),
-            })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((o.name.clone(), entries))
         })
         .collect::<Result<Vec<_>, SnapshotError>>()?;
-    let snap = Snapshot {
-        format: SNAPSHOT_FORMAT,
-        rules,
+    Ok(RuleSnap {
+        id: r.id.clone(),
+        effect: r.effect,
+        domain: r.domain,
+        ops: r.ops,
+        role: r.role.clone(),
+        patterns: r.patterns.clone(),
+        exec_patterns: r.exec_patterns.clone(),
+        clauses: r.clauses.clone(),
+        because: r.because.clone(),
+        severity: r.severity.clone(),
+        obligations,
+        origin: r.origin.clone(),
+        layer: r.layer,
+        analyzable: r.analyzable,
+        accepts: r.accepts.clone(),
+    })
+}
+
+/// One rule back from its encoding; `None` for bytes that do not decode, a glob that no
+/// longer validates, or a condition naming a script the snapshot does not hold.
+fn rule_from(bytes: &[u8], scripts: usize) -> Option<CompiledRule> {
+    let r: RuleSnap = postcard::from_bytes(bytes).ok()?;
+    let obligations = r
+        .obligations
+        .into_iter()
+        .map(|(name, entries)| {
+            let entries = entries
+                .into_iter()
+                .map(|(k, t)| serde_json::from_str(&t).map(|v| (k, v)).ok())
+                .collect::<Option<Vec<_>>>()?;
+            Some(ObligationIr { name, entries })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let rule = CompiledRule {
+        id: r.id,
+        effect: r.effect,
+        domain: r.domain,
+        ops: r.ops,
+        role: r.role,
+        patterns: r.patterns,
+        exec_patterns: r.exec_patterns,
+        clauses: r.clauses,
+        because: r.because,
+        severity: r.severity,
+        obligations,
+        origin: r.origin,
+        layer: r.layer,
+        analyzable: r.analyzable,
+        accepts: r.accepts,
+    };
+    scripts_known(&rule, scripts).then_some(rule)
+}
+
+/// Encodes the compiled set (without its tests); [`PolicySet::to_snapshot`] calls it.
+pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
+    let mut body: Vec<u8> = Vec::new();
+    let mut sections = Vec::new();
+    let mut section = |bytes: &[u8]| {
+        sections.push((body.len() as u64, bytes.len() as u64));
+        body.extend_from_slice(bytes);
+    };
+    let (table, blob) = set
+        .rules
+        .freeze(|r| {
+            let snap = rule_snap(r).map_err(|e| e.to_string())?;
+            postcard::to_stdvec(&snap).map_err(|e| e.to_string())
+        })
+        .map_err(SnapshotError::Encode)?;
+    section(&table);
+    section(&blob);
+    for slot in Slot::ALL {
+        section(&slot.freeze(&set.rules).map_err(SnapshotError::Encode)?);
+    }
+    let head = Head {
+        body: body.len() as u64,
+        rule_count: set.rules.len() as u64,
+        sections,
+        role_literals: set.role_literals(),
         defaults: set.defaults,
         guides: set
             .guides
@@ -151,71 +222,86 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
         scripts: set.scripts.sources().to_vec(),
         runtime_lets: set.runtime_lets.clone(),
     };
-    postcard::to_stdvec(&snap).map_err(|e| SnapshotError::Encode(e.to_string()))
+    let mut out =
+        postcard::to_stdvec(&SNAPSHOT_FORMAT).map_err(|e| SnapshotError::Encode(e.to_string()))?;
+    let head = postcard::to_stdvec(&head).map_err(|e| SnapshotError::Encode(e.to_string()))?;
+    let head_len = u32::try_from(head.len())
+        .map_err(|_| SnapshotError::Encode("the snapshot head exceeds 4 GiB".into()))?;
+    out.extend_from_slice(&head_len.to_le_bytes());
+    out.extend_from_slice(&head);
+    out.extend_from_slice(&body);
+    Ok(out)
 }
 
-/// Decodes a snapshot into a policy set whose glob sets compile on first use;
-/// [`PolicySet::from_snapshot`] calls it.
-pub(crate) fn decode(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
+/// Decodes a snapshot held in `buf` from byte `start` on, keeping the rules and the index
+/// as bytes of `buf`; [`PolicySet::from_snapshot`] calls it.
+pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, SnapshotError> {
+    let whole = Bytes::new(buf);
+    let bytes = whole.as_slice().get(start..).unwrap_or_default();
+    let bad = |what: &str| SnapshotError::Decode(what.to_string());
     // The format is checked first so an old cache reports itself instead of failing
     // somewhere inside the rules.
-    let (format, _) = postcard::take_from_bytes::<u32>(bytes)
+    let (format, rest) = postcard::take_from_bytes::<u32>(bytes)
         .map_err(|e| SnapshotError::Decode(e.to_string()))?;
     if format != SNAPSHOT_FORMAT {
         return Err(SnapshotError::Format { found: format });
     }
-    let snap: Snapshot =
-        postcard::from_bytes(bytes).map_err(|e| SnapshotError::Decode(e.to_string()))?;
+    let head_len = crate::frozen::u32_at(rest, 0)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| bad("truncated before the head"))?;
+    let head_bytes = rest
+        .get(4..4usize.saturating_add(head_len))
+        .ok_or_else(|| bad("truncated in the head"))?;
+    let head: Head =
+        postcard::from_bytes(head_bytes).map_err(|e| SnapshotError::Decode(e.to_string()))?;
+    let body_at = start + (bytes.len() - rest.len()) + 4 + head_len;
+    let body_len = whole.as_slice().len() - body_at;
+    if u64::try_from(body_len).ok() != Some(head.body) {
+        return Err(bad("the body's length is not the one the head states"));
+    }
+    let body = whole
+        .sub(body_at, body_len)
+        .ok_or_else(|| bad("truncated in the body"))?;
+    let section = |i: usize| -> Result<Bytes, SnapshotError> {
+        let (at, len) = head
+            .sections
+            .get(i)
+            .copied()
+            .ok_or_else(|| bad("a section is missing"))?;
+        usize::try_from(at)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(at, len)| body.sub(at, len))
+            .ok_or_else(|| bad("a section lies outside the body"))
+    };
+    if head.sections.len() != 2 + Slot::ALL.len() {
+        return Err(bad("the section table has the wrong length"));
+    }
     let mut scripts = ScriptHost::new();
-    for (domain, body) in &snap.scripts {
+    for (domain, body) in &head.scripts {
         scripts
             .compile(*domain, body)
             .map_err(|e| SnapshotError::Rebuild(format!("script: {}", e.message)))?;
     }
-    let rules = snap
-        .rules
-        .into_iter()
-        .map(|r| {
-            let obligations = r
-                .obligations
-                .into_iter()
-                .map(|(name, entries)| {
-                    let entries = entries
-                        .into_iter()
-                        .map(|(k, t)| {
-                            serde_json::from_str(&t)
-                                .map(|v| (k, v))
-                                .map_err(|e| SnapshotError::Decode(e.to_string()))
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok(ObligationIr { name, entries })
-                })
-                .collect::<Result<Vec<_>, SnapshotError>>()?;
-            Ok(CompiledRule {
-                id: r.id,
-                effect: r.effect,
-                domain: r.domain,
-                ops: r.ops,
-                role: r.role,
-                patterns: r.patterns,
-                exec_patterns: r.exec_patterns,
-                clauses: r.clauses,
-                because: r.because,
-                severity: r.severity,
-                obligations,
-                origin: r.origin,
-                layer: r.layer,
-                analyzable: r.analyzable,
-                accepts: r.accepts,
-            })
-        })
-        .collect::<Result<Vec<_>, SnapshotError>>()?;
-    check_script_refs(&rules, snap.scripts.len())?;
-    let index = Index::build(&rules).map_err(SnapshotError::Rebuild)?;
+    let script_count = head.scripts.len();
+    let rule_count =
+        usize::try_from(head.rule_count).map_err(|_| bad("too many rules for this machine"))?;
+    let rules = Rules::frozen(
+        section(0)?,
+        section(1)?,
+        rule_count,
+        Box::new(move |b| rule_from(b, script_count)),
+    )
+    .ok_or_else(|| bad("the rule table is shorter than the rule count"))?;
+    let frozen = (0..Slot::ALL.len())
+        .map(|i| section(2 + i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let role_literals = std::sync::OnceLock::new();
+    let _ = role_literals.set(head.role_literals);
     Ok(PolicySet {
         rules,
-        defaults: snap.defaults,
-        guides: snap
+        defaults: head.defaults,
+        guides: head
             .guides
             .into_iter()
             .map(|g| CompiledGuide {
@@ -228,18 +314,20 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
                 origin: g.origin,
             })
             .collect(),
-        detectors: snap.detectors,
+        detectors: head.detectors,
         tests: Vec::new(),
-        roles: snap.roles,
-        runtime_lets: snap.runtime_lets,
-        index,
+        roles: head.roles,
+        runtime_lets: head.runtime_lets,
+        index: Index::from_frozen(frozen),
+        role_literals,
         scripts,
     })
 }
 
-/// A rule pointing at a script that is not in the snapshot would be evaluated as an error
-/// every time; refuse the snapshot instead.
-fn check_script_refs(rules: &[CompiledRule], scripts: usize) -> Result<(), SnapshotError> {
+/// Whether every script a rule's conditions name is in the snapshot: a rule pointing at a
+/// missing script would be evaluated as an error every time, so it is refused (read as
+/// damaged) instead.
+fn scripts_known(rule: &CompiledRule, scripts: usize) -> bool {
     fn walk(c: &crate::ir::Cond, n: usize) -> bool {
         use crate::ir::Cond;
         match c {
@@ -249,14 +337,5 @@ fn check_script_refs(rules: &[CompiledRule], scripts: usize) -> Result<(), Snaps
             Cond::Cmp(..) | Cond::Matches(..) | Cond::Truthy(_) => true,
         }
     }
-    match rules
-        .iter()
-        .find(|r| !r.clauses.iter().all(|c| walk(&c.cond, scripts)))
-    {
-        Some(r) => Err(SnapshotError::Rebuild(format!(
-            "rule `{}` refers to a script that is not in the snapshot",
-            r.id
-        ))),
-        None => Ok(()),
-    }
+    rule.clauses.iter().all(|c| walk(&c.cond, scripts))
 }

@@ -852,6 +852,101 @@ fn the_policy_cache_is_rebuilt_when_stale_and_never_trusted_when_tampered() {
     assert!(trace(&p).1.contains("not a ContextOS policy cache"));
 }
 
+/// The stamp lets a hook skip reading the sources and re-MAC-ing the cache only while
+/// every file is as it was: an edit that keeps the size and puts the modification time
+/// back, a cache edited in place the same way, a forged stamp — each is seen.
+#[test]
+fn a_stamped_cache_is_trusted_only_while_no_file_changed() {
+    let p = Proj::new();
+    let trace = |p: &Proj| {
+        let h = p.hook(
+            "claude",
+            &claude_bash("make test"),
+            &["--trace", "--no-log"],
+        );
+        (h.verdict(), h.stderr)
+    };
+    let policy = p.root().join(".contextos/policies/main.policy");
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(3_300));
+    p.policy("language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n");
+    assert!(trace(&p).1.contains("policy cache rebuilt"));
+    // Too fresh to stamp: checked the long way, and no stamp yet.
+    let (v, err) = trace(&p);
+    assert_eq!(v, "deny");
+    assert!(
+        err.contains("policy cache hit") && !err.contains("stamped"),
+        "{err}"
+    );
+    let stamp = p.state().join("policy.cache.stamp");
+    assert!(!stamp.exists());
+    settle();
+    let (_, err) = trace(&p);
+    assert!(!err.contains("stamped"), "{err}");
+    assert!(stamp.exists(), "a settled cache is stamped");
+    let (v, err) = trace(&p);
+    assert_eq!(v, "deny");
+    assert!(err.contains("stamped"), "{err}");
+
+    // Same size, modification time put back: the change time still moved.
+    let mtime = std::fs::metadata(&policy).unwrap().modified().unwrap();
+    std::fs::write(
+        &policy,
+        "language 1;\n@id(\"mt\") ask  exec \"make test\" because \"no\";\n",
+    )
+    .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&policy)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let (v, err) = trace(&p);
+    assert!(!err.contains("stamped"), "{err}");
+    assert_eq!(v, "ask", "the edit is seen");
+
+    // A cache edited in place, size and modification time kept: not stamped, MAC fails.
+    settle();
+    trace(&p);
+    assert!(trace(&p).1.contains("stamped"));
+    let cache = p.state().join("policy.cache");
+    let mtime = std::fs::metadata(&cache).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&cache).unwrap();
+    let n = bytes.len();
+    bytes[n - 5] ^= 0x01;
+    let mut f = std::fs::File::options().write(true).open(&cache).unwrap();
+    f.write_all(&bytes).unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    let (v, err) = trace(&p);
+    assert!(err.contains("MAC does not verify"), "{err}");
+    assert_eq!(v, "ask");
+
+    // A forged stamp (any byte of it) is ignored.
+    settle();
+    trace(&p);
+    assert!(trace(&p).1.contains("stamped"));
+    let mut raw = std::fs::read(&stamp).unwrap();
+    let last = raw.len() - 2;
+    raw[last] ^= 0x01;
+    std::fs::write(&stamp, &raw).unwrap();
+    let (v, err) = trace(&p);
+    assert!(!err.contains("stamped"), "{err}");
+    assert_eq!(v, "ask");
+
+    // A new policy file, and a file replaced by a rename, are new inputs.
+    settle();
+    trace(&p);
+    assert!(trace(&p).1.contains("stamped"));
+    std::fs::write(
+        p.root().join(".contextos/policies/more.policy"),
+        "language 1;\n@id(\"mt2\") deny exec \"make test\" because \"no\";\n",
+    )
+    .unwrap();
+    let (v, err) = trace(&p);
+    assert!(!err.contains("stamped"), "{err}");
+    assert_eq!(v, "deny");
+}
+
 #[test]
 fn the_decision_log_chains_every_verdict_and_verify_catches_tampering() {
     let p = Proj::new();

@@ -203,6 +203,9 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
         }
         Err(e) => return render_failure(agent, &format!("ContextOS: {e}")),
     };
+    // The process ends with this call: freeing every rule, glob set and detector the
+    // set decoded would be spent time and nothing else.
+    let set = std::mem::ManuallyDrop::new(set);
     // A role no policy declares would silently skip the role's own rules: refuse it.
     let known = set.known_roles();
     if let Some(role) = opts.role.as_deref().filter(|r| !known.contains(*r)) {

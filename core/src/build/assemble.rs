@@ -7,6 +7,7 @@ use crate::detector::CompiledDetector;
 use crate::index::Index;
 use crate::ir::{CompiledRule, Cond, Word};
 use crate::policy::{CompiledGuide, CompiledTest, PolicySet};
+use crate::rules::Rules;
 use contextos_grammar::ast::{Effect, Span};
 use contextos_grammar::Diagnostic;
 use std::collections::BTreeSet;
@@ -42,16 +43,17 @@ pub(super) fn policy_set(
         mut diags, scripts, ..
     } = ctx;
     let has_errors = diags.iter().any(|d| d.diagnostic.is_error());
+    let rules = Rules::from(rules);
     let index = if has_errors {
         None
     } else {
-        match Index::build(&rules).and_then(|i| {
-            if !lazy {
-                i.warm(&rules)?;
-                warm_rules(&rules)?;
-            }
-            Ok(i)
-        }) {
+        let index = Index::lazy();
+        let warmed = if lazy {
+            Ok(())
+        } else {
+            index.warm(&rules).and_then(|()| warm_rules(&rules))
+        };
+        match warmed.map(|()| index) {
             Ok(i) => Some(i),
             Err(e) => {
                 diags.push(FileDiagnostic {
@@ -76,13 +78,14 @@ pub(super) fn policy_set(
         roles,
         runtime_lets,
         index,
+        role_literals: std::sync::OnceLock::new(),
         scripts,
     });
     (policy, diags)
 }
 
 /// Compiles the globs inside conditions and exec heads now (see [`BuildOptions::lazy`]).
-fn warm_rules(rules: &[CompiledRule]) -> Result<(), String> {
+fn warm_rules(rules: &Rules) -> Result<(), String> {
     fn cond(c: &Cond) -> Result<(), String> {
         match c {
             Cond::Or(v) | Cond::And(v) => v.iter().try_for_each(cond),

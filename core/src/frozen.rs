@@ -1,0 +1,341 @@
+//! Tries frozen into bytes: the rule index as a policy snapshot stores it.
+//!
+//! A hook process decides a handful of requests and exits, so it must not pay for
+//! building (or even decoding) an index over every rule. A frozen trie is read in place:
+//! a lookup finds a child by binary search over a fixed-width table and reads only the
+//! nodes on the request's own path, so loading is O(1) in the number of rules and a
+//! lookup is O(depth × log fan-out). Node payloads (a node's globs, or its rule ids) are
+//! opaque bytes to this module; [`crate::index`] gives them meaning.
+//!
+//! The layout is ours rather than a zero-copy archive crate's: those validate a whole
+//! archive up front (O(size), the cost this module exists to avoid) or need `unsafe` to
+//! skip it. Every read here is bounds-checked; damaged bytes read as "no such child" or
+//! "empty payload", and the callers treat a payload that does not decode as matching for
+//! deny and ask rules, so damage can only make a verdict stricter. (The policy cache is
+//! authenticated by the caller; this is defence in depth, not the integrity check.)
+//!
+//! Layout, all integers u32 little-endian, offsets relative to the start of the trie:
+//! ```text
+//! trie   := magic "CTXT" | node_count | root_offset | extra_len | extra | node*
+//! node   := ordinal | payload_len | payload | child_count | child* | key bytes
+//! child  := key_offset | key_len | node_offset      (sorted by key bytes)
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const MAGIC: &[u8; 4] = b"CTXT";
+
+/// A shared byte buffer and a range of it: snapshot sections without copying.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bytes {
+    buf: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl Bytes {
+    /// The whole of `buf`.
+    pub(crate) fn new(buf: Arc<Vec<u8>>) -> Bytes {
+        let end = buf.len();
+        Bytes { buf, start: 0, end }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        self.buf.get(self.start..self.end).unwrap_or_default()
+    }
+
+    /// `len` bytes from `at` (relative to this range), or `None` past the end.
+    pub(crate) fn sub(&self, at: usize, len: usize) -> Option<Bytes> {
+        let start = self.start.checked_add(at)?;
+        let end = start.checked_add(len)?;
+        (end <= self.end).then(|| Bytes {
+            buf: Arc::clone(&self.buf),
+            start,
+            end,
+        })
+    }
+}
+
+/// Reads the u32 at `at`, if the bytes reach that far.
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    let end = at.checked_add(4)?;
+    let raw: [u8; 4] = b.get(at..end)?.try_into().ok()?;
+    Some(u32::from_le_bytes(raw))
+}
+
+fn usize_at(b: &[u8], at: usize) -> Option<usize> {
+    u32_at(b, at).and_then(|v| usize::try_from(v).ok())
+}
+
+/// A trie under construction: string keys per level, an opaque payload per node.
+#[derive(Default)]
+pub(crate) struct TrieBuilder {
+    payload: Vec<u8>,
+    children: BTreeMap<String, TrieBuilder>,
+}
+
+impl TrieBuilder {
+    /// The node reached by following `path` from this one, created as needed.
+    pub(crate) fn node<'k>(&mut self, path: impl IntoIterator<Item = &'k str>) -> &mut Self {
+        let mut node = self;
+        for key in path {
+            node = node.children.entry(key.to_string()).or_default();
+        }
+        node
+    }
+
+    /// The node's payload bytes, to be appended to.
+    pub(crate) fn payload_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.payload
+    }
+
+    /// Freezes the trie, with `extra` stored in its header. Fails only when the trie does
+    /// not fit u32 offsets (over 4 GiB).
+    pub(crate) fn freeze(self, extra: &[u8]) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        let header = out.len();
+        out.extend_from_slice(&[0; 8]);
+        put_len(&mut out, extra.len())?;
+        out.extend_from_slice(extra);
+        let mut ordinal = 0u32;
+        let root = write_node(self, &mut out, &mut ordinal)?;
+        out.splice(
+            header..header + 8,
+            ordinal.to_le_bytes().into_iter().chain(root.to_le_bytes()),
+        );
+        Ok(out)
+    }
+}
+
+fn put_len(out: &mut Vec<u8>, n: usize) -> Result<(), String> {
+    let n = u32::try_from(n).map_err(|_| "the rule index is larger than 4 GiB".to_string())?;
+    out.extend_from_slice(&n.to_le_bytes());
+    Ok(())
+}
+
+/// Writes `node`'s children first (their offsets are needed in its table), then the node;
+/// returns the node's offset.
+fn write_node(node: TrieBuilder, out: &mut Vec<u8>, ordinal: &mut u32) -> Result<u32, String> {
+    let mut table = Vec::with_capacity(node.children.len());
+    for (key, child) in node.children {
+        let at = write_node(child, out, ordinal)?;
+        table.push((key, at));
+    }
+    let at = u32::try_from(out.len()).map_err(|_| "the rule index is larger than 4 GiB")?;
+    out.extend_from_slice(&ordinal.to_le_bytes());
+    *ordinal = ordinal.checked_add(1).ok_or("too many index nodes")?;
+    put_len(out, node.payload.len())?;
+    out.extend_from_slice(&node.payload);
+    put_len(out, table.len())?;
+    // Keys follow the table: key offsets are known once the table's size is.
+    let mut key_at = out.len() + table.len() * 12;
+    for (key, child) in &table {
+        put_len(out, key_at)?;
+        put_len(out, key.len())?;
+        out.extend_from_slice(&child.to_le_bytes());
+        key_at += key.len();
+    }
+    for (key, _) in &table {
+        out.extend_from_slice(key.as_bytes());
+    }
+    Ok(at)
+}
+
+/// A frozen trie, read in place.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Trie {
+    bytes: Bytes,
+    nodes: usize,
+    root: usize,
+    extra: (usize, usize),
+}
+
+/// A node of a [`Trie`]: its offset in the trie's bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node(usize);
+
+impl Trie {
+    /// Opens frozen bytes; `None` when the header is not a trie's.
+    pub(crate) fn open(bytes: Bytes) -> Option<Trie> {
+        let b = bytes.as_slice();
+        if b.get(..4)? != MAGIC {
+            return None;
+        }
+        let nodes = usize_at(b, 4)?;
+        let root = usize_at(b, 8)?;
+        let extra_len = usize_at(b, 12)?;
+        let extra = (16, extra_len);
+        b.get(16..16usize.checked_add(extra_len)?)?;
+        // Every node takes at least 12 bytes: a larger count is damage, and would size
+        // the callers' per-node tables beyond the bytes that could back them.
+        if nodes > b.len() / 12 {
+            return None;
+        }
+        Some(Trie {
+            bytes,
+            nodes,
+            root,
+            extra,
+        })
+    }
+
+    /// How many nodes the trie has: the bound of [`Trie::ordinal`].
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes
+    }
+
+    /// The bytes stored beside the nodes by [`TrieBuilder::freeze`].
+    pub(crate) fn extra(&self) -> &[u8] {
+        let (at, len) = self.extra;
+        self.bytes.as_slice().get(at..at + len).unwrap_or_default()
+    }
+
+    pub(crate) fn root(&self) -> Node {
+        Node(self.root)
+    }
+
+    /// The node's number, below [`Trie::node_count`]; `None` for a damaged node.
+    pub(crate) fn ordinal(&self, n: Node) -> Option<usize> {
+        usize_at(self.bytes.as_slice(), n.0).filter(|o| *o < self.nodes)
+    }
+
+    /// The node's payload (empty for a damaged node).
+    pub(crate) fn payload(&self, n: Node) -> &[u8] {
+        let b = self.bytes.as_slice();
+        let Some(len) = usize_at(b, n.0 + 4) else {
+            return &[];
+        };
+        let start = n.0 + 8;
+        start
+            .checked_add(len)
+            .and_then(|end| b.get(start..end))
+            .unwrap_or_default()
+    }
+
+    /// Every child of `n`, in key order (for warming every node).
+    pub(crate) fn children(&self, n: Node) -> Vec<Node> {
+        let b = self.bytes.as_slice();
+        let Some(table) = usize_at(b, n.0 + 4).map(|len| n.0 + 8 + len) else {
+            return Vec::new();
+        };
+        let count = usize_at(b, table).unwrap_or(0);
+        (0..count)
+            .map_while(|i| usize_at(b, table + 4 + i * 12 + 8).map(Node))
+            .collect()
+    }
+
+    /// The child under `key`, found by binary search.
+    pub(crate) fn child(&self, n: Node, key: &str) -> Option<Node> {
+        let b = self.bytes.as_slice();
+        let table = n.0 + 8 + usize_at(b, n.0 + 4)?;
+        let count = usize_at(b, table)?;
+        let entry = |i: usize| -> Option<(&[u8], usize)> {
+            let e = table + 4 + i.checked_mul(12)?;
+            let (k_at, k_len, child) = (usize_at(b, e)?, usize_at(b, e + 4)?, usize_at(b, e + 8)?);
+            Some((b.get(k_at..k_at.checked_add(k_len)?)?, child))
+        };
+        let (mut lo, mut hi) = (0usize, count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let (k, child) = entry(mid)?;
+            match k.cmp(key.as_bytes()) {
+                std::cmp::Ordering::Equal => return Some(Node(child)),
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+            }
+        }
+        None
+    }
+}
+
+/// Appends `v` as a u32 (rule indices and counts in payloads).
+pub(crate) fn put_u32(out: &mut Vec<u8>, v: usize) {
+    out.extend_from_slice(&u32::try_from(v).unwrap_or(u32::MAX).to_le_bytes());
+}
+
+/// Reads a payload of u32s.
+pub(crate) fn u32s(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    b.chunks_exact(4)
+        .filter_map(|c| <[u8; 4]>::try_from(c).ok())
+        .filter_map(|c| usize::try_from(u32::from_le_bytes(c)).ok())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests fail loudly")]
+mod tests {
+    use super::*;
+
+    fn build(paths: &[(&[&str], u32)]) -> Trie {
+        let mut b = TrieBuilder::default();
+        for (path, v) in paths {
+            b.node(path.iter().copied())
+                .payload_mut()
+                .extend_from_slice(&v.to_le_bytes());
+        }
+        Trie::open(Bytes::new(Arc::new(b.freeze(b"extra").unwrap()))).unwrap()
+    }
+
+    fn lookup(t: &Trie, path: &[&str]) -> Option<Vec<usize>> {
+        let mut n = t.root();
+        for k in path {
+            n = t.child(n, k)?;
+        }
+        Some(u32s(t.payload(n)).collect())
+    }
+
+    #[test]
+    fn finds_every_inserted_path_and_nothing_else() {
+        let many: Vec<String> = (0..500).map(|i| format!("dir{i}")).collect();
+        let mut paths: Vec<(Vec<&str>, u32)> = many
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (vec![d.as_str(), "src"], i as u32))
+            .collect();
+        paths.push((vec![], 7));
+        paths.push((vec!["docs"], 9));
+        let refs: Vec<(&[&str], u32)> = paths.iter().map(|(p, v)| (p.as_slice(), *v)).collect();
+        let t = build(&refs);
+        assert_eq!(t.extra(), b"extra");
+        assert_eq!(lookup(&t, &[]), Some(vec![7]));
+        assert_eq!(lookup(&t, &["docs"]), Some(vec![9]));
+        for (i, d) in many.iter().enumerate() {
+            assert_eq!(lookup(&t, &[d, "src"]), Some(vec![i]));
+            assert_eq!(lookup(&t, &[d]), Some(vec![]));
+        }
+        assert_eq!(lookup(&t, &["dir500"]), None);
+        assert_eq!(lookup(&t, &["dir1", "lib"]), None);
+        assert_eq!(lookup(&t, &[""]), None);
+        // Ordinals are distinct and below the count.
+        let mut seen = std::collections::BTreeSet::new();
+        for d in &many {
+            let n = t.child(t.root(), d).unwrap();
+            assert!(seen.insert(t.ordinal(n).unwrap()));
+        }
+        assert!(seen.iter().all(|o| *o < t.node_count()));
+    }
+
+    #[test]
+    fn damaged_bytes_never_panic() {
+        let t = build(&[(&["a", "b"], 1), (&["a", "c"], 2), (&["d"], 3)]);
+        let bytes = t.bytes.as_slice().to_vec();
+        for i in 0..bytes.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut b = bytes.clone();
+                b[i] ^= flip;
+                if let Some(t) = Trie::open(Bytes::new(Arc::new(b))) {
+                    for path in [&["a", "b"][..], &["a", "c"], &["d"], &[]] {
+                        let _ = lookup(&t, path);
+                    }
+                    let _ = t.ordinal(t.root());
+                }
+            }
+        }
+        for cut in 0..bytes.len() {
+            if let Some(t) = Trie::open(Bytes::new(Arc::new(bytes[..cut].to_vec()))) {
+                let _ = lookup(&t, &["a", "b"]);
+            }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The rules of a policy set: owned when compiled from source, decoded one by one on
+//! first use when loaded from a snapshot.
+//!
+//! A hook process looks at the few rules its requests' candidates name; decoding all of
+//! them (every id, pattern, clause and origin: a dozen allocations each) is what made
+//! loading grow with the policy. A snapshot's rules are therefore kept as bytes with a
+//! fixed-width table of offsets, and a rule is decoded the first time it is asked for.
+
+use crate::frozen::{u32_at, Bytes};
+use crate::ir::{CompiledRule, Layer, Origin, ALL_OPS};
+use crate::request::Domain;
+use contextos_grammar::ast::Effect;
+use std::sync::OnceLock;
+
+/// The id of the rule that stands for damaged snapshot bytes.
+pub const DAMAGED_RULE_ID: &str = "contextos.snapshot-damaged";
+
+/// Decodes one rule's bytes; `None` when they do not decode.
+pub(crate) type DecodeRule = Box<dyn Fn(&[u8]) -> Option<CompiledRule> + Send + Sync>;
+
+/// The rules of a set, in load order.
+#[derive(Debug)]
+pub struct Rules {
+    repr: Repr,
+    /// What [`Rules::get`] answers for damaged bytes: a deny that matches every request.
+    damaged: OnceLock<Box<CompiledRule>>,
+}
+
+#[derive(Debug)]
+enum Repr {
+    Owned(Vec<CompiledRule>),
+    Frozen(Frozen),
+}
+
+/// A table entry is `offset u32 | length u32 | domain u8`, offsets into `blob`.
+const ENTRY: usize = 9;
+
+struct Frozen {
+    table: Bytes,
+    blob: Bytes,
+    count: usize,
+    cells: Box<[OnceLock<Box<CompiledRule>>]>,
+    decode: DecodeRule,
+}
+
+impl std::fmt::Debug for Frozen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frozen")
+            .field("count", &self.count)
+            .finish()
+    }
+}
+
+impl From<Vec<CompiledRule>> for Rules {
+    fn from(rules: Vec<CompiledRule>) -> Rules {
+        Rules {
+            repr: Repr::Owned(rules),
+            damaged: OnceLock::new(),
+        }
+    }
+}
+
+impl Rules {
+    /// Rules kept as bytes: `table` holds `count` fixed-width entries locating each rule's
+    /// encoding in `blob`. `None` when the table is shorter than `count` entries.
+    pub(crate) fn frozen(
+        table: Bytes,
+        blob: Bytes,
+        count: usize,
+        decode: DecodeRule,
+    ) -> Option<Rules> {
+        if table.as_slice().len() < count.checked_mul(ENTRY)? {
+            return None;
+        }
+        Some(Rules {
+            repr: Repr::Frozen(Frozen {
+                table,
+                blob,
+                count,
+                cells: (0..count).map(|_| OnceLock::new()).collect(),
+                decode,
+            }),
+            damaged: OnceLock::new(),
+        })
+    }
+
+    /// The frozen table and blob of `rules`, encoded by `encode`, for a snapshot.
+    pub(crate) fn freeze(
+        &self,
+        mut encode: impl FnMut(&CompiledRule) -> Result<Vec<u8>, String>,
+    ) -> Result<(Vec<u8>, Vec<u8>), String> {
+        let mut table = Vec::with_capacity(self.len() * ENTRY);
+        let mut blob = Vec::new();
+        for r in self.iter() {
+            let bytes = encode(r)?;
+            let at = u32::try_from(blob.len()).map_err(|_| "the rules exceed 4 GiB")?;
+            let len = u32::try_from(bytes.len()).map_err(|_| "a rule exceeds 4 GiB")?;
+            table.extend_from_slice(&at.to_le_bytes());
+            table.extend_from_slice(&len.to_le_bytes());
+            table.push(r.domain.index() as u8);
+            blob.extend_from_slice(&bytes);
+        }
+        Ok((table, blob))
+    }
+
+    /// How many rules there are.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Owned(v) => v.len(),
+            Repr::Frozen(f) => f.count,
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Rule `i` in load order. For a snapshot's rules, bytes that do not decode come back
+    /// as a deny rule with id [`DAMAGED_RULE_ID`] in the rule's own domain (never as no
+    /// rule, which could let a request through that the lost rule denied).
+    pub fn get(&self, i: usize) -> Option<&CompiledRule> {
+        if i == crate::index::DAMAGED {
+            return Some(self.damaged(None));
+        }
+        match &self.repr {
+            Repr::Owned(v) => v.get(i),
+            Repr::Frozen(f) => {
+                let cell = f.cells.get(i)?;
+                Some(cell.get_or_init(|| {
+                    let entry = i * ENTRY;
+                    let t = f.table.as_slice();
+                    let domain = t
+                        .get(entry + 8)
+                        .and_then(|d| Domain::ALL.get(usize::from(*d)));
+                    let rule = (|| {
+                        let at = usize::try_from(u32_at(t, entry)?).ok()?;
+                        let len = usize::try_from(u32_at(t, entry + 4)?).ok()?;
+                        let bytes = f.blob.as_slice().get(at..at.checked_add(len)?)?;
+                        (f.decode)(bytes)
+                    })();
+                    Box::new(rule.unwrap_or_else(|| damaged_rule(domain.copied())))
+                }))
+            }
+        }
+    }
+
+    fn damaged(&self, domain: Option<Domain>) -> &CompiledRule {
+        self.damaged.get_or_init(|| Box::new(damaged_rule(domain)))
+    }
+
+    /// Every rule in load order (decoding each one of a snapshot's rules).
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            rules: self,
+            next: 0,
+        }
+    }
+
+    /// The owned rules; a snapshot's rules are decoded.
+    pub fn to_vec(&self) -> Vec<CompiledRule> {
+        self.iter().cloned().collect()
+    }
+}
+
+/// A deny rule with no pattern and no condition, standing for bytes that do not decode.
+fn damaged_rule(domain: Option<Domain>) -> CompiledRule {
+    CompiledRule {
+        id: DAMAGED_RULE_ID.to_string(),
+        effect: Effect::Deny,
+        domain: domain.unwrap_or(Domain::Path),
+        ops: ALL_OPS,
+        role: None,
+        patterns: Vec::new(),
+        exec_patterns: Vec::new(),
+        clauses: Vec::new(),
+        because: Some(
+            "the policy cache is damaged; delete .contextos/state/policy.cache to rebuild it"
+                .to_string(),
+        ),
+        severity: None,
+        obligations: Vec::new(),
+        origin: Origin {
+            file: "<policy cache>".to_string(),
+            line: 0,
+            col: 0,
+            start: 0,
+            end: 0,
+        },
+        layer: Layer::Stdlib,
+        analyzable: true,
+        accepts: Vec::new(),
+    }
+}
+
+/// Iterator over [`Rules`].
+#[derive(Debug, Clone)]
+pub struct Iter<'a> {
+    rules: &'a Rules,
+    next: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a CompiledRule;
+
+    fn next(&mut self) -> Option<&'a CompiledRule> {
+        let r = self.rules.get(self.next)?;
+        self.next += 1;
+        Some(r)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.rules.len().saturating_sub(self.next);
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a Rules {
+    type Item = &'a CompiledRule;
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}

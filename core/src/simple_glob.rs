@@ -1,0 +1,303 @@
+//! Path globs of the simple shapes — literals, `*`, `?`, `\` escapes and `**` as a whole
+//! segment — matched directly, without compiling a regex.
+//!
+//! A hook process evaluates a condition such as `exec.args matches $credentials` once.
+//! Compiling the list into a `GlobSet` (a regex plus automata) took about a third of a
+//! hook call, to answer one question about one word; matching each simple glob directly
+//! costs well under a microsecond. The semantics are exactly those of
+//! [`crate::glob::path_glob`] (globset with `literal_separator` and `backslash_escape`):
+//! `*` and `?` never match `/`; `**/` at the start matches nothing or any leading
+//! directories; `/**` at the end matches `/` and anything after it; `/**/` matches one
+//! `/` or any directories between two; `**` alone matches everything. Globs with classes
+//! or alternations (`[…]`, `{…}`), or a `**` inside a segment, are not simple: the caller
+//! compiles those as before. A differential property test holds this to globset.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok {
+    Lit(char),
+    /// `?`: one character other than `/`.
+    One,
+    /// `*`: any run of characters other than `/`.
+    Star,
+    /// `**` alone: anything.
+    All,
+    /// A leading `**/`: nothing, or anything that ends with `/`.
+    RecPrefix,
+    /// A trailing `/**`: `/` then anything.
+    RecSuffix,
+    /// A middle `/**/`: `/`, or anything that starts and ends with `/`.
+    RecMid,
+}
+
+/// A glob of a simple shape, ready to match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SimpleGlob(Vec<Tok>);
+
+impl SimpleGlob {
+    /// The glob's tokens, or `None` when it is not of a simple shape.
+    pub(crate) fn parse(pattern: &str) -> Option<SimpleGlob> {
+        // Non-ASCII text: globset matches bytes there (`?` is not one `é`); left to it.
+        if !pattern.is_ascii() {
+            return None;
+        }
+        if pattern == "**" {
+            return Some(SimpleGlob(vec![Tok::All]));
+        }
+        let chars: Vec<char> = pattern.chars().collect();
+        let mut toks = Vec::with_capacity(chars.len());
+        let mut i = 0;
+        // Whether the last token is an unescaped `/` (a `**` after it is a whole segment).
+        let mut after_slash = false;
+        while let Some(&c) = chars.get(i) {
+            let next = chars.get(i + 1).copied();
+            let slash_before = std::mem::replace(&mut after_slash, c == '/');
+            match c {
+                '\\' => {
+                    toks.push(Tok::Lit(next?));
+                    i += 2;
+                }
+                '[' | ']' | '{' | '}' => return None,
+                '?' => {
+                    toks.push(Tok::One);
+                    i += 1;
+                }
+                '*' if next == Some('*') => {
+                    let after = chars.get(i + 2).copied();
+                    match (i, after) {
+                        // A bare `**/` has a meaning of its own in globset: left to it.
+                        (0, Some('/')) if chars.len() > 3 => {
+                            toks.push(Tok::RecPrefix);
+                            i += 3;
+                        }
+                        // `/**` closing the pattern, or `/**/` in the middle: the `/`
+                        // before was already pushed as a literal.
+                        (_, None) if slash_before => {
+                            toks.pop();
+                            toks.push(Tok::RecSuffix);
+                            i += 2;
+                        }
+                        (_, Some('/')) if slash_before => {
+                            toks.pop();
+                            toks.push(Tok::RecMid);
+                            i += 3;
+                        }
+                        _ => return None,
+                    }
+                }
+                '*' => {
+                    toks.push(Tok::Star);
+                    i += 1;
+                }
+                c => {
+                    toks.push(Tok::Lit(c));
+                    i += 1;
+                }
+            }
+        }
+        Some(SimpleGlob(toks))
+    }
+
+    /// Whether the glob matches the whole of `s`; `None` for non-ASCII text, which the
+    /// caller leaves to globset.
+    pub(crate) fn is_match(&self, s: &str) -> Option<bool> {
+        if !s.is_ascii() {
+            return None;
+        }
+        let text: Vec<char> = s.chars().collect();
+        // memo[t * (n + 1) + p]: 0 unknown, 1 no, 2 yes — keeps the backtracking linear
+        // in tokens × positions.
+        let mut memo = vec![0u8; (self.0.len() + 1) * (text.len() + 1)];
+        Some(self.at(0, 0, &text, &mut memo))
+    }
+
+    fn at(&self, t: usize, p: usize, s: &[char], memo: &mut [u8]) -> bool {
+        let key = t * (s.len() + 1) + p;
+        match memo.get(key) {
+            Some(1) => return false,
+            Some(2) => return true,
+            _ => {}
+        }
+        let rest = s.get(p..).unwrap_or_default();
+        let hit = match self.0.get(t) {
+            None => rest.is_empty(),
+            Some(Tok::Lit(c)) => rest.first() == Some(c) && self.at(t + 1, p + 1, s, memo),
+            Some(Tok::One) => {
+                rest.first().is_some_and(|c| *c != '/') && self.at(t + 1, p + 1, s, memo)
+            }
+            Some(Tok::Star) => {
+                let run = rest.iter().take_while(|c| **c != '/').count();
+                (0..=run).any(|k| self.at(t + 1, p + k, s, memo))
+            }
+            Some(Tok::All) => (0..=rest.len()).any(|k| self.at(t + 1, p + k, s, memo)),
+            Some(Tok::RecPrefix) => {
+                self.at(t + 1, p, s, memo)
+                    || (0..rest.len())
+                        .filter(|k| rest.get(*k) == Some(&'/'))
+                        .any(|k| self.at(t + 1, p + k + 1, s, memo))
+            }
+            Some(Tok::RecSuffix) => {
+                rest.first() == Some(&'/')
+                    && (1..=rest.len()).any(|k| self.at(t + 1, p + k, s, memo))
+            }
+            Some(Tok::RecMid) => {
+                rest.first() == Some(&'/')
+                    && (0..rest.len())
+                        .filter(|k| rest.get(*k) == Some(&'/'))
+                        .any(|k| self.at(t + 1, p + k + 1, s, memo))
+            }
+        };
+        if let Some(m) = memo.get_mut(key) {
+            *m = if hit { 2 } else { 1 };
+        }
+        hit
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests fail loudly")]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn globset(pattern: &str, s: &str) -> Option<bool> {
+        crate::glob::path_glob(pattern)
+            .ok()
+            .map(|g| g.compile_matcher().is_match(s))
+    }
+
+    #[test]
+    fn agrees_with_globset_on_the_shapes_policies_use() {
+        let patterns = [
+            "**",
+            "*",
+            "?",
+            "**/.env",
+            "**/*.pem",
+            ".git/**",
+            "src/**/*.rs",
+            "a/**/b",
+            "*.key",
+            ".env*",
+            "*secret*",
+            "id_*",
+            "a\\*b",
+            "**/.ssh/**",
+            "x/*/y",
+            "-o=*",
+            "*$(env)*",
+            "docs/*.md",
+            "/etc/**",
+            "a/**",
+            "**/a/**/b/**",
+            "/**",
+            "/**/a",
+        ];
+        let subjects = [
+            "",
+            "a",
+            ".env",
+            ".env.local",
+            "x/.env",
+            "a/b/.env",
+            "k.pem",
+            "d/k.pem",
+            ".git",
+            ".git/",
+            ".git/config",
+            "src/a.rs",
+            "src/x/y/a.rs",
+            "src/a/b",
+            "a/b",
+            "a/x/b",
+            "a/x/y/b",
+            "ab",
+            "a*b",
+            "axb",
+            "x/q/y",
+            "x/q/r/y",
+            "-o=json",
+            "/etc/passwd",
+            "/etc",
+            "a/",
+            "/",
+            "//",
+            "a/a/b/b",
+            "x$(env)y",
+            "docs/a.md",
+            "docs/x/a.md",
+            "id_rsa",
+            "é",
+            "é/é",
+        ];
+        for p in patterns {
+            let g = SimpleGlob::parse(p).unwrap_or_else(|| panic!("{p} is simple"));
+            for s in subjects {
+                if let Some(hit) = g.is_match(s) {
+                    assert_eq!(Some(hit), globset(p, s), "`{p}` on `{s}`");
+                } else {
+                    assert!(!s.is_ascii());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn classes_alternations_and_inner_double_stars_are_not_simple() {
+        for p in [
+            "[ab]", "{a,b}", "a**", "**a", "a/**b", "x\\", "**/", "**/**", "é*",
+        ] {
+            assert_eq!(SimpleGlob::parse(p), None, "{p}");
+        }
+    }
+
+    fn glob_text() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                Just("a"),
+                Just("b"),
+                Just("/"),
+                Just("*"),
+                Just("?"),
+                Just("**"),
+                Just("**/"),
+                Just("/**"),
+                Just("/**/"),
+                Just("."),
+                Just("\\*"),
+                Just("é"),
+            ],
+            0..7,
+        )
+        .prop_map(|v| v.concat())
+    }
+
+    fn subject() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                Just("a"),
+                Just("b"),
+                Just("/"),
+                Just("."),
+                Just("*"),
+                Just("é")
+            ],
+            0..9,
+        )
+        .prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        /// Whenever a glob is simple and globset accepts it, both answer alike.
+        #[test]
+        fn matches_like_globset(p in glob_text(), subjects in prop::collection::vec(subject(), 1..8)) {
+            if let (Some(g), Ok(_)) = (SimpleGlob::parse(&p), crate::glob::path_glob(&p)) {
+                for s in &subjects {
+                    if let Some(hit) = g.is_match(s) {
+                        prop_assert_eq!(Some(hit), globset(&p, s), "`{}` on `{}`", p, s);
+                    }
+                }
+            }
+        }
+    }
+}
