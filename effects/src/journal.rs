@@ -404,12 +404,12 @@ fn prepare_apply_commit(
 
 /// Steps 2–3: every file written, then made durable in one barrier. Returns `T/`.
 ///
-/// Nothing here touches a target, and recovery ignores a transaction without a readable
-/// `intent.json` except to delete it, so a crash anywhere before the intent's rename is
-/// durable loses nothing, whatever the file system kept of the files written so far: a
-/// torn backup or staged file is never used. Only the rename of step 3 makes them
-/// matter, so it comes after their fsyncs; and no target is touched before `T/` (the
-/// names of the backups and the intent) and `T/`'s own name are durable too.
+/// Nothing here touches a target, and recovery deletes a transaction without
+/// `intent.json` unread, so a crash anywhere before the intent's rename is durable loses
+/// nothing, whatever the file system kept of the files written so far: a torn backup or
+/// staged file is never used. Only the rename of step 3 makes them matter, so it comes
+/// after their fsyncs; and no target is touched before `T/` (the names of the backups
+/// and the intent) and `T/`'s own name are durable too.
 fn prepare(
     root: &SafeRoot,
     steps: &[Step],
@@ -494,13 +494,17 @@ fn apply(
     // rename that survives never shows a torn file.
     let mut dirs = BTreeSet::new();
     for (i, e) in intent.entries.iter().enumerate() {
-        match &e.temp {
-            Some(t) => root.move_into_place(journal, t, &e.path)?,
-            None => {
-                root.unlink_unsynced(&e.path)?;
+        let changed = match &e.temp {
+            Some(t) => {
+                root.move_into_place(journal, t, &e.path)?;
+                true
             }
+            // Deleting what does not exist changes no directory.
+            None => root.unlink_unsynced(&e.path)?.is_some(),
+        };
+        if changed {
+            dirs.insert(parent_dir(&e.path));
         }
-        dirs.insert(parent_dir(&e.path));
         failpoint(Failpoint::Applied(i));
     }
     // Every rename and unlink durable before the commit record can be: a durable record
