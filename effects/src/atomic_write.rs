@@ -14,8 +14,8 @@
 //! journal stages its temps under transaction names and renames them only after its
 //! fence check ([`stage`] and [`publish`] are the two halves it uses).
 
-use rustix::fd::AsFd;
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{Advice, AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::path::Path;
 
@@ -49,17 +49,55 @@ pub fn temp_name(rel: &str, tag: &str) -> String {
 /// Creates `tmp` in `dir` exclusively, never through a link, holding `bytes` with
 /// permissions exactly `mode`, fsynced. On failure the temp file is removed.
 pub fn stage(dir: &impl AsFd, tmp: &str, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let fd = create_unsynced(dir, tmp, bytes, mode)?;
+    crate::faults::fsync(&fd).inspect_err(|_| {
+        let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
+    })
+}
+
+/// [`stage`] without its fsync: the file is written and its write-back started, and the
+/// caller makes it durable later, together with others ([`crate::durable::Unsynced`]).
+/// Until then it may be empty or torn after a power cut, so nothing may depend on it.
+///
+/// The handle returned is read-only (enough for fsync): a file system with a file open
+/// for writing cannot be remounted read-only, and an administrator's remount must not
+/// fail because a transaction holds files it already wrote. It is checked to be the
+/// file just written, not one swapped in under its name.
+pub fn create_unsynced(
+    dir: &impl AsFd,
+    tmp: &str,
+    bytes: &[u8],
+    mode: u32,
+) -> std::io::Result<OwnedFd> {
     let fd = rustix::fs::openat(
         dir,
         tmp,
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(mode),
     )?;
-    let result = (|| -> std::io::Result<()> {
+    let result = (|| -> std::io::Result<OwnedFd> {
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
         let mut file = std::fs::File::from(fd);
         std::io::Write::write_all(&mut file, bytes)?;
-        crate::faults::fsync(&file)
+        let fd = OwnedFd::from(file);
+        // A hint only (durability comes from the fsync that follows): Linux starts the
+        // write-back of dirty pages at once, so the file system allocates every file of a
+        // group before the first fsync, and that fsync's journal commit carries them all.
+        let _ = rustix::fs::fadvise(&fd, 0, None, Advice::DontNeed);
+        let written = rustix::fs::fstat(&fd)?;
+        let read_only = rustix::fs::openat(
+            dir,
+            tmp,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let reopened = rustix::fs::fstat(&read_only)?;
+        if (reopened.st_dev, reopened.st_ino) != (written.st_dev, written.st_ino) {
+            return Err(std::io::Error::other(format!(
+                "{tmp} was replaced while it was written"
+            )));
+        }
+        Ok(read_only)
     })();
     if result.is_err() {
         let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());

@@ -1,33 +1,53 @@
-//! `JournaledTransaction`: all-or-nothing multi-file writes that survive `kill -9`.
+//! `JournaledTransaction`: all-or-nothing multi-file writes that survive `kill -9` and a
+//! power cut.
 //!
-//! Protocol, per transaction `T` under the project lock (generation `G`):
+//! Protocol, per transaction `T` under the project lock (generation `G`); `T/` is the
+//! directory `.contextos/state/journal/T`:
 //! 1. check every path (lexical + physical) and every precondition, and record each
 //!    pre-image (exists, sha256, mode);
-//! 2. copy every existing pre-image into `.contextos/state/journal/T/backup-N` (fsynced);
-//! 3. write `.contextos/state/journal/T/intent.json` atomically (temp, fsync, rename,
-//!    directory fsync): paths, pre- and post-images, temp names, `G`;
-//! 4. stage each new content as a temp file in the target's own directory (`O_EXCL |
-//!    O_NOFOLLOW`, fsynced);
-//! 5. re-check the fence (`G` still ours) and the preconditions, then rename each temp
-//!    over its target / unlink deleted targets, relative to the checked directory handles;
-//! 6. write `T/committed` (fsynced) — the commit point;
-//! 7. clean up: remove backups and `T`.
+//! 2. prepare, nothing durable yet: write a copy of every existing pre-image
+//!    (`T/backup-N`), every new content with its post-image's mode (`T/stage-N`, created
+//!    `O_EXCL | O_NOFOLLOW`) and the intent (`T/intent.json.tmp`: paths, pre- and
+//!    post-images, staged names, `G`);
+//! 3. one barrier: fsync every file of step 2, rename the intent to `T/intent.json`, fsync
+//!    `T/` and the parent of every directory step 2 created — from here on recovery can
+//!    undo everything;
+//! 4. re-check the fence (`G` still ours) and the preconditions, then rename each staged
+//!    file over its target / unlink deleted targets, relative to the checked directory
+//!    handles, and fsync each target directory once;
+//! 5. create `T/committed` (an empty file), remove `T/intent.json`, fsync `T/` — the
+//!    commit point;
+//! 6. clean up: remove `T/` (no fsync needed).
+//!
+//! Every fsync that is left is there for one ordering, named where it is made; an fsync
+//! per file is not needed because nothing depends on a file of step 2 before the barrier
+//! of step 3 (the book's journal chapter has the whole argument).
 //!
 //! Recovery (start of every mutating command, and `contextos journal recover`): a
-//! transaction without `intent.json` never touched a target and is removed; one with
-//! `intent.json` but no `committed` is **rolled back** (temp files removed, every target
-//! that holds its post-image restored from its backup or removed); a committed
-//! one is cleaned up. Every recovery step is idempotent, so a crash during recovery is
-//! just another crash. After recovery, every file of a transaction is old or every file
-//! is new, and no temp or backup file remains.
+//! transaction with `intent.json` but no `committed` is **rolled back** (every target that
+//! holds its post-image restored from its backup or removed); any other is removed — it
+//! either never touched a target (no intent yet) or every target durably holds its
+//! post-image (the commit step removed the intent, or the record exists). Every
+//! recovery step is idempotent, so a crash during recovery is just another crash. After
+//! recovery, every file of a transaction is old or every file is new, and no temp or
+//! backup file remains. Journals of the earlier protocol (staged files beside their
+//! targets, every step fsynced on its own) are recovered the same way.
 
-use super::atomic_write::temp_name;
+use super::atomic_write::{create_unsynced, temp_name};
+use super::durable::Unsynced;
 use super::faults::Recovery;
 use super::project_lock::ProjectLockGuard;
-use super::safe_fs::{sha256_hex, SafeFsError, SafeRoot};
+use super::safe_fs::{from_io, sha256_hex, SafeFsError, SafeRoot};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::AtFlags;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 
 pub const JOURNAL_DIR: &str = ".contextos/state/journal";
+
+const INTENT: &str = "intent.json";
+const INTENT_TMP: &str = "intent.json.tmp";
+const COMMITTED: &str = "committed";
 
 /// One change of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,6 +133,10 @@ struct Entry {
 struct Intent {
     txid: String,
     generation: u64,
+    /// Each entry's `temp` is a file in `T/` (this protocol); absent in the journals of
+    /// the earlier one, whose temps sat beside their targets.
+    #[serde(default)]
+    staged_in_journal: bool,
     entries: Vec<Entry>,
 }
 
@@ -156,7 +180,8 @@ pub struct Committed {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Pending {
     pub txid: String,
-    /// `incomplete` (no intent yet), `prepared` (would roll back) or `committed` (cleanup only).
+    /// `incomplete` (no intent: nothing to undo), `prepared` (would roll back) or
+    /// `committed` (cleanup only).
     pub state: &'static str,
     pub generation: Option<u64>,
     pub paths: Vec<String>,
@@ -250,43 +275,40 @@ pub fn commit(
         };
         entries.push(Entry {
             path: path.to_string(),
-            temp: matches!(s.change, Change::Write { .. })
-                .then(|| temp_name(path, &format!("{txid}-{i}"))),
+            temp: matches!(s.change, Change::Write { .. }).then(|| format!("stage-{i}")),
             backup: pre.exists.then(|| format!("backup-{i}")),
             pre,
             post,
         });
     }
-    // 2. Backups of every existing pre-image, created directly under their final names
-    //    (fsynced): until the intent exists, recovery discards the whole directory, so a
-    //    torn backup is harmless. The intent's write fsyncs the directory.
-    for (i, e) in entries.iter().enumerate() {
-        if let Some(b) = &e.backup {
-            let bytes = root.read(&e.path)?;
-            root.stage(&tx_path(&txid, b), b, &bytes, 0o600)?;
-            failpoint(Failpoint::BackupWritten(i));
-        }
-    }
-    // 3. The intent record: from here on, recovery can undo everything.
     let intent = Intent {
         txid: txid.clone(),
         generation: lock.generation(),
+        staged_in_journal: true,
         entries,
     };
     let json = serde_json::to_vec_pretty(&intent).map_err(|e| JournalError::Corrupt {
         txid: txid.clone(),
         why: e.to_string(),
     })?;
-    root.write_atomic(&tx_path(&txid, "intent.json"), &json, 0o600)?;
-    failpoint(Failpoint::IntentWritten);
-    // 4–6 may fail half-way (a target swapped for a link, a stale fence): undo at once,
-    // so an error always means nothing was applied. If even that fails, the journal
-    // keeps the transaction for the next recovery.
-    if let Err(e) = stage_apply_commit(root, lock, steps, &intent, failpoint) {
+    // 2–5 may fail half-way (a full disk, a target swapped for a link, a stale fence):
+    // undo at once, so an error always means nothing was applied. If even that fails, the
+    // journal keeps the transaction for the next recovery.
+    let mut reached_commit = false;
+    if let Err(e) = prepare_apply_commit(
+        root,
+        lock,
+        steps,
+        &intent,
+        &json,
+        &mut reached_commit,
+        failpoint,
+    ) {
         if crate::faults::disabled(Recovery::CommitUndo) {
             return Err(e);
         }
-        return match undo(root, &intent) {
+        let retract = reached_commit.then_some(json.as_slice());
+        return match undo(root, &intent, retract) {
             Ok(()) => Err(e),
             Err(undo) => Err(JournalError::Corrupt {
                 txid: txid.clone(),
@@ -296,8 +318,8 @@ pub fn commit(
             }),
         };
     }
-    // 7. Cleanup. Past the commit point an error must not read as "nothing applied".
-    if let Err(e) = cleanup(root, &txid, &intent) {
+    // 6. Cleanup. Past the commit point an error must not read as "nothing applied".
+    if let Err(e) = cleanup(root, &intent) {
         return Err(JournalError::CommittedNotCleaned {
             txid,
             why: e.to_string(),
@@ -311,24 +333,150 @@ pub fn commit(
     })
 }
 
-/// Steps 4–6 of the protocol: stage, fenced and re-checked apply, commit record.
-fn stage_apply_commit(
+/// The directory that holds `rel` (`""`: the project root).
+fn parent_dir(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+fn tx_dir(txid: &str) -> String {
+    format!("{JOURNAL_DIR}/{txid}")
+}
+
+/// An I/O error on the file `name` of transaction `txid`.
+fn tx_io(txid: &str, name: &str) -> impl Fn(std::io::Error) -> JournalError {
+    let path = if name.is_empty() {
+        tx_dir(txid)
+    } else {
+        tx_path(txid, name)
+    };
+    move |e| JournalError::Path(from_io(&path, &e))
+}
+
+/// A staged file is renamed over its target from `T/`: both must be on one file system.
+fn same_file_system(
+    target_dir: &OwnedFd,
+    journal: &OwnedFd,
+    rel: &str,
+) -> Result<(), JournalError> {
+    let dev = |fd: &OwnedFd| rustix::fs::fstat(fd).map(|st| st.st_dev);
+    match (dev(target_dir), dev(journal)) {
+        (Ok(a), Ok(b)) if a == b => Ok(()),
+        (Ok(_), Ok(_)) => Err(JournalError::Path(SafeFsError {
+            code: "path.cross-device",
+            path: rel.to_string(),
+            message: format!(
+                "the file's directory is on another file system than the journal ({JOURNAL_DIR}); a journaled write cannot move a file between file systems"
+            ),
+        })),
+        (Err(e), _) | (_, Err(e)) => Err(JournalError::Path(from_io(rel, &e.into()))),
+    }
+}
+
+/// Steps 2–5 of the protocol.
+fn prepare_apply_commit(
     root: &SafeRoot,
     lock: &ProjectLockGuard,
     steps: &[Step],
     intent: &Intent,
+    json: &[u8],
+    reached_commit: &mut bool,
     failpoint: &mut dyn FnMut(Failpoint),
 ) -> Result<(), JournalError> {
-    // 4. Stage new contents beside their targets.
+    let journal = prepare(root, steps, intent, json, failpoint)?;
+    apply(root, lock, steps, intent, &journal, failpoint)?;
+    // 5. Commit point: the record created and the intent removed, both made durable by one
+    //    fsync of `T/`. Since step 4 every target durably holds its post-image, so both
+    //    outcomes of recovery are whole: an intent without a record rolls back (all old),
+    //    anything else is removed (all new). A crash before this fsync returns may keep
+    //    either change or both, and each combination is one of the two. With the intent
+    //    gone once the fsync returns, the cleanup needs no fsync of its own.
+    //    The record is an empty file, only its name matters; it needs an inode, so on a
+    //    disk out of inodes the commit fails here, after every rename, and is undone.
+    let txid = &intent.txid;
+    *reached_commit = true;
+    create_unsynced(&journal, COMMITTED, b"", 0o600).map_err(tx_io(txid, COMMITTED))?;
+    rustix::fs::unlinkat(&journal, INTENT, AtFlags::empty())
+        .map_err(|e| tx_io(txid, INTENT)(e.into()))?;
+    crate::faults::fsync(&journal).map_err(tx_io(txid, COMMITTED))?;
+    failpoint(Failpoint::Committed);
+    Ok(())
+}
+
+/// Steps 2–3: every file written, then made durable in one barrier. Returns `T/`.
+///
+/// Nothing here touches a target, and recovery deletes a transaction without
+/// `intent.json` unread, so a crash anywhere before the intent's rename is durable loses
+/// nothing, whatever the file system kept of the files written so far: a torn backup or
+/// staged file is never used. Only the rename of step 3 makes them matter, so it comes
+/// after their fsyncs; and no target is touched before `T/` (the names of the backups
+/// and the intent) and `T/`'s own name are durable too.
+fn prepare(
+    root: &SafeRoot,
+    steps: &[Step],
+    intent: &Intent,
+    json: &[u8],
+    failpoint: &mut dyn FnMut(Failpoint),
+) -> Result<OwnedFd, JournalError> {
+    let txid = &intent.txid;
+    let (journal, _, mut created) = root.create_parent(&tx_path(txid, INTENT))?;
+    let mut unsynced = Unsynced::new();
+    // 2. Backups of every existing pre-image.
+    for (i, e) in intent.entries.iter().enumerate() {
+        if let Some(b) = &e.backup {
+            let bytes = root.read(&e.path)?;
+            let file = create_unsynced(&journal, b, &bytes, 0o600).map_err(tx_io(txid, b))?;
+            unsynced.push(file).map_err(tx_io(txid, ""))?;
+            failpoint(Failpoint::BackupWritten(i));
+        }
+    }
+    // New contents, staged in `T/` rather than beside their targets: a crash before the
+    // intent is durable then leaves nothing outside `T/` for recovery to find. Each
+    // target's directory is created and checked (no link, directory or device at the
+    // target) now, as the apply will find it.
     for (i, (s, e)) in steps.iter().zip(&intent.entries).enumerate() {
         if let (Change::Write { content, .. }, Some(t)) = (&s.change, &e.temp) {
+            let (dir, name, new_dirs) = root.create_parent(&e.path)?;
+            root.inspect(&dir, &name, &e.path)?;
+            same_file_system(&dir, &journal, &e.path)?;
+            created.extend(new_dirs);
             // The post-image's mode: the existing file's, or the one asked for.
             let mode = e.post.mode.unwrap_or(0o644);
-            root.stage_with_mode(&e.path, t, content, mode)?;
+            let file = create_unsynced(&journal, t, content, mode).map_err(tx_io(txid, t))?;
+            unsynced.push(file).map_err(tx_io(txid, ""))?;
             failpoint(Failpoint::Staged(i));
         }
     }
-    // 5. Fence and preconditions again, then apply.
+    let file =
+        create_unsynced(&journal, INTENT_TMP, json, 0o600).map_err(tx_io(txid, INTENT_TMP))?;
+    unsynced.push(file).map_err(tx_io(txid, ""))?;
+    // 3. The barrier. The data of every backup, staged file and the intent first: once the
+    //    intent's name is durable, recovery relies on the backups, and the apply would
+    //    publish the staged files.
+    unsynced.sync().map_err(tx_io(txid, ""))?;
+    rustix::fs::renameat(&journal, INTENT_TMP, &journal, INTENT)
+        .map_err(|e| tx_io(txid, INTENT)(e.into()))?;
+    // The names in `T/` (the intent, the backups), then the name of every directory made
+    // above (`T/` itself, a target's new directory): its parent holds it. A new target
+    // directory need not be durable before the apply, only before the commit record; it
+    // is synced here because it was created here.
+    crate::faults::fsync(&journal).map_err(tx_io(txid, INTENT))?;
+    let parents: BTreeSet<&str> = created.iter().map(|d| parent_dir(d)).collect();
+    for dir in parents {
+        root.sync_dir(dir)?;
+    }
+    failpoint(Failpoint::IntentWritten);
+    Ok(journal)
+}
+
+/// Step 4: fenced and re-checked apply, made durable before the commit record.
+fn apply(
+    root: &SafeRoot,
+    lock: &ProjectLockGuard,
+    steps: &[Step],
+    intent: &Intent,
+    journal: &impl AsFd,
+    failpoint: &mut dyn FnMut(Failpoint),
+) -> Result<(), JournalError> {
     lock.verify_fence()?;
     for (s, e) in steps.iter().zip(&intent.entries) {
         let now = image_of(root, &e.path)?;
@@ -340,50 +488,100 @@ fn stage_apply_commit(
         }
         check_precondition(&e.path, &now, &s.precondition)?;
     }
+    // No fsync per rename: until the commit record exists a crash rolls back, and the
+    // rollback looks at each target as it finds it (post-image: restored; pre-image, the
+    // rename lost: nothing to do). The staged file's data is durable since step 3, so a
+    // rename that survives never shows a torn file.
+    let mut dirs = BTreeSet::new();
     for (i, e) in intent.entries.iter().enumerate() {
-        match &e.temp {
-            Some(t) => root.rename_into_place(&e.path, t)?,
-            None => root.remove(&e.path)?,
+        let changed = match &e.temp {
+            Some(t) => {
+                root.move_into_place(journal, t, &e.path)?;
+                true
+            }
+            // Deleting what does not exist changes no directory.
+            None => root.unlink_unsynced(&e.path)?.is_some(),
+        };
+        if changed {
+            dirs.insert(parent_dir(&e.path));
         }
         failpoint(Failpoint::Applied(i));
     }
-    // 6. Commit point.
-    root.write_atomic(&tx_path(&intent.txid, "committed"), b"", 0o600)?;
-    failpoint(Failpoint::Committed);
+    // Every rename and unlink durable before the commit record can be: a durable record
+    // with a lost rename would be rolled forward as a torn transaction.
+    for dir in dirs {
+        root.sync_dir(dir)?;
+    }
     Ok(())
 }
 
-/// Undoes a transaction whose steps 4–6 failed. A commit record that may exist (its
-/// rename done, the directory fsync failed) goes first: while it is there recovery rolls
+/// Undoes a transaction whose steps 2–5 failed. When the commit step was reached
+/// (`retract` holds the intent), it is taken back first, durably: the intent restored and
+/// the record removed. While the record is there or the intent is missing, recovery rolls
 /// forward, so a crash half-way through this undo would leave the transaction torn.
-fn undo(root: &SafeRoot, intent: &Intent) -> Result<(), JournalError> {
-    if !crate::faults::disabled(Recovery::CommitRetract) {
-        root.remove(&tx_path(&intent.txid, "committed"))?;
+fn undo(root: &SafeRoot, intent: &Intent, retract: Option<&[u8]>) -> Result<(), JournalError> {
+    if let Some(json) = retract {
+        if !crate::faults::disabled(Recovery::CommitRetract) {
+            retract_commit(root, &intent.txid, json)?;
+        }
     }
     roll_back(root, intent)?;
-    cleanup(root, &intent.txid, intent)
+    cleanup(root, intent)
 }
 
-fn cleanup(root: &SafeRoot, txid: &str, intent: &Intent) -> Result<(), JournalError> {
-    for e in &intent.entries {
-        if let Some(t) = &e.temp {
-            root.remove_temp(&e.path, t)?;
+fn retract_commit(root: &SafeRoot, txid: &str, json: &[u8]) -> Result<(), JournalError> {
+    let (journal, _) = root.parent(&tx_path(txid, INTENT), false)?;
+    if root
+        .inspect(&journal, INTENT, &tx_path(txid, INTENT))?
+        .is_none()
+    {
+        root.remove_temp(&tx_path(txid, INTENT_TMP), INTENT_TMP)?;
+        let file =
+            create_unsynced(&journal, INTENT_TMP, json, 0o600).map_err(tx_io(txid, INTENT_TMP))?;
+        crate::faults::fsync(&file).map_err(tx_io(txid, INTENT_TMP))?;
+        rustix::fs::renameat(&journal, INTENT_TMP, &journal, INTENT)
+            .map_err(|e| tx_io(txid, INTENT)(e.into()))?;
+    }
+    match rustix::fs::unlinkat(&journal, COMMITTED, AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+        Err(e) => return Err(tx_io(txid, COMMITTED)(e.into())),
+    }
+    crate::faults::fsync(&journal).map_err(tx_io(txid, INTENT))
+}
+
+fn cleanup(root: &SafeRoot, intent: &Intent) -> Result<(), JournalError> {
+    if !intent.staged_in_journal {
+        // The earlier protocol's temps, beside their targets.
+        for e in &intent.entries {
+            if let Some(t) = &e.temp {
+                root.remove_temp(&e.path, t)?;
+            }
         }
     }
-    // Backups go with the directory; unlinks need no fsync each: a crash here leaves a
-    // committed (or rolled-back) transaction that the next recovery cleans up again.
-    remove_tx_dir(root, txid)
+    remove_tx_dir(root, &intent.txid)
 }
 
+/// Removes `T/` and what it holds. One ordering matters: an intent must never survive
+/// without the commit record next to it once targets may hold post-images, which would
+/// read as prepared and roll a committed transaction back. The commit step removes the
+/// intent itself; where both are still found (a crash before the commit's fsync returned,
+/// or a journal of the earlier protocol), the intent goes first and `T/` is fsynced
+/// before the record goes. Nothing else needs an fsync: whatever a crash leaves of the
+/// rest (backups, staged files, the intent's temp file, the record alone), the next
+/// recovery removes without using it.
 fn remove_tx_dir(root: &SafeRoot, txid: &str) -> Result<(), JournalError> {
-    // `committed` last: until it is gone, a crash here still reads as committed.
-    for name in list(root, txid)? {
-        if name != "committed" {
-            root.remove_temp(&tx_path(txid, &name), &name)?;
-        }
+    let names = list(root, txid)?;
+    let has = |name: &str| names.iter().any(|n| n == name);
+    if has(COMMITTED) && has(INTENT) {
+        root.remove(&tx_path(txid, INTENT))?;
     }
-    root.remove(&tx_path(txid, "committed"))?;
-    let dir = root.path().join(JOURNAL_DIR).join(txid);
+    for name in names.iter().filter(|n| n.as_str() != COMMITTED) {
+        root.remove_temp(&tx_path(txid, name), name)?;
+    }
+    if has(COMMITTED) {
+        root.unlink_unsynced(&tx_path(txid, COMMITTED))?;
+    }
+    let dir = root.path().join(tx_dir(txid));
     match std::fs::remove_dir(&dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -439,7 +637,7 @@ fn transactions(root: &SafeRoot) -> Result<Vec<String>, JournalError> {
 }
 
 fn read_intent(root: &SafeRoot, txid: &str) -> Result<Option<Intent>, JournalError> {
-    match root.read(&tx_path(txid, "intent.json")) {
+    match root.read(&tx_path(txid, INTENT)) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
             .map_err(|e| JournalError::Corrupt {
@@ -458,7 +656,7 @@ pub fn status(root: &SafeRoot) -> Result<Vec<Pending>, JournalError> {
         let names = list(root, &txid)?;
         let intent = read_intent(root, &txid)?;
         out.push(Pending {
-            state: match (&intent, names.iter().any(|n| n == "committed")) {
+            state: match (&intent, names.iter().any(|n| n == COMMITTED)) {
                 (_, true) => "committed",
                 (Some(_), false) => "prepared",
                 (None, false) => "incomplete",
@@ -477,17 +675,17 @@ pub fn status(root: &SafeRoot) -> Result<Vec<Pending>, JournalError> {
 pub fn recover(root: &SafeRoot, _lock: &ProjectLockGuard) -> Result<Vec<Pending>, JournalError> {
     let pending = status(root)?;
     for p in &pending {
-        let intent = read_intent(root, &p.txid)?;
-        match (p.state, intent) {
-            ("committed", Some(intent)) => cleanup(root, &p.txid, &intent)?,
+        match (p.state, read_intent(root, &p.txid)?) {
             ("prepared", Some(intent)) => {
                 if !crate::faults::disabled(Recovery::RecoverUndo) {
                     roll_back(root, &intent)?;
                 }
-                cleanup(root, &p.txid, &intent)?;
+                cleanup(root, &intent)?;
             }
-            // No intent: no target was touched (backups only); or a committed transaction
-            // whose intent was already cleaned up.
+            // Committed: every target has its post-image (in either protocol, every temp
+            // was renamed before the commit point), only the journal is left. No intent:
+            // no target was touched (the prepare never finished), or the commit step
+            // removed it after every target durably held its post-image.
             _ => remove_tx_dir(root, &p.txid)?,
         }
     }
@@ -496,7 +694,7 @@ pub fn recover(root: &SafeRoot, _lock: &ProjectLockGuard) -> Result<Vec<Pending>
 
 fn roll_back(root: &SafeRoot, intent: &Intent) -> Result<(), JournalError> {
     for (i, e) in intent.entries.iter().enumerate() {
-        if let Some(t) = &e.temp {
+        if let (Some(t), false) = (&e.temp, intent.staged_in_journal) {
             root.remove_temp(&e.path, t)?;
         }
         // Undo only what this transaction did: a target that holds its post-image. One

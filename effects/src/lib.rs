@@ -4,6 +4,7 @@
 //! | module | its one job |
 //! |---|---|
 //! | [`atomic_write`] | the one way a file is replaced: temp in the same directory, fsync, rename, directory fsync, caller's mode |
+//! | [`durable`] | grouped durability: files written first, fsynced together |
 //! | [`safe_fs`] | file operations beneath a project root that cannot be redirected out of it (openat2, `O_NOFOLLOW`) |
 //! | [`landing`] | where a path really lands once links are followed (for hook decisions) |
 //! | [`project_lock`] | one writer per project: `flock` plus a fencing generation in `lock.json` |
@@ -19,6 +20,7 @@ pub mod clock;
 mod home;
 pub use home::home_dir;
 pub mod decision_log;
+pub mod durable;
 pub mod faults;
 pub mod journal;
 pub mod landing;

@@ -51,7 +51,7 @@ fn from_errno(path: &str, e: Errno) -> SafeFsError {
     }
 }
 
-fn from_io(path: &str, e: &std::io::Error) -> SafeFsError {
+pub(crate) fn from_io(path: &str, e: &std::io::Error) -> SafeFsError {
     match Errno::from_io_error(e) {
         Some(errno) => from_errno(path, errno),
         None => fail("path.io", path, e.to_string()),
@@ -97,52 +97,81 @@ impl SafeRoot {
     /// Opens the directory that holds `rel`, creating missing directories (mode 0755)
     /// when `create` is set. Returns the directory handle and the final name.
     pub fn parent(&self, rel: &str, create: bool) -> Result<(OwnedFd, String), SafeFsError> {
+        let mut created = Vec::new();
+        self.parent_tracked(rel, create, &mut created)
+    }
+
+    /// [`SafeRoot::parent`] creating missing directories, and naming each directory it
+    /// created (outermost first): a new directory's own name is durable only once its
+    /// parent is fsynced, which a crash-safe caller has to do ([`SafeRoot::sync_dir`]).
+    pub fn create_parent(&self, rel: &str) -> Result<(OwnedFd, String, Vec<String>), SafeFsError> {
+        let mut created = Vec::new();
+        let (dir, name) = self.parent_tracked(rel, true, &mut created)?;
+        Ok((dir, name, created))
+    }
+
+    fn parent_tracked(
+        &self,
+        rel: &str,
+        create: bool,
+        created: &mut Vec<String>,
+    ) -> Result<(OwnedFd, String), SafeFsError> {
         check_canonical(rel)?;
         let (dirs, name) = match rel.rsplit_once('/') {
             Some((d, n)) => (d, n),
             None => ("", rel),
         };
-        let mut dir = rustix::io::dup(&self.fd).map_err(|e| from_errno(rel, e))?;
+        let dir = self
+            .open_dir(dirs, create, created)
+            .map_err(|e| SafeFsError {
+                path: rel.to_string(),
+                ..e
+            })?;
+        Ok((dir, name.to_string()))
+    }
+
+    /// Opens the directory `dirs` (canonical; `""` is the root) beneath the root.
+    fn open_dir(
+        &self,
+        dirs: &str,
+        create: bool,
+        created: &mut Vec<String>,
+    ) -> Result<OwnedFd, SafeFsError> {
+        let mut dir = rustix::io::dup(&self.fd).map_err(|e| from_errno(dirs, e))?;
         if dirs.is_empty() {
-            return Ok((dir, name.to_string()));
+            return Ok(dir);
         }
         // Fast path: resolve all parent components at once beneath the root.
         match open_dir_beneath(&self.fd, dirs) {
-            Ok(fd) => return Ok((fd, name.to_string())),
+            Ok(fd) => return Ok(fd),
             Err(e) if e.code == "path.not-found" && create => {}
             Err(e) if e.code == "path.unsupported" => {}
-            Err(e) => {
-                return Err(SafeFsError {
-                    path: rel.to_string(),
-                    ..e
-                })
-            }
+            Err(e) => return Err(e),
         }
         // Component by component, creating what is missing; each step is relative to the
         // handle of the previous one and refuses symlinks.
+        let mut walked = String::new();
         for comp in dirs.split('/') {
+            if !walked.is_empty() {
+                walked.push('/');
+            }
+            walked.push_str(comp);
             let next = match open_dir_beneath(&dir, comp) {
                 Ok(fd) => fd,
                 Err(e) if e.code == "path.not-found" && create => {
                     match rustix::fs::mkdirat(&dir, comp, Mode::from_raw_mode(0o755)) {
-                        Ok(()) | Err(Errno::EXIST) => {}
-                        Err(e) => return Err(from_errno(rel, e)),
+                        // One that a racing writer just created counts too: nobody may
+                        // have made its name durable yet.
+                        Ok(()) | Err(Errno::EXIST) => created.push(walked.clone()),
+                        Err(e) => return Err(from_errno(dirs, e)),
                     }
-                    open_dir_beneath(&dir, comp).map_err(|e| SafeFsError {
-                        path: rel.to_string(),
-                        ..e
-                    })?
+                    open_dir_beneath(&dir, comp)?
                 }
-                Err(e) => {
-                    return Err(SafeFsError {
-                        path: rel.to_string(),
-                        ..e
-                    })
-                }
+                Err(e) => return Err(e),
             };
             dir = next;
         }
-        Ok((dir, name.to_string()))
+        Ok(dir)
     }
 
     /// Metadata of `name` in `dir` without following it; refuses symlinks, directories
@@ -284,17 +313,52 @@ impl SafeRoot {
 
     /// Removes the regular file `rel` (absent is fine) and fsyncs its directory.
     pub fn remove(&self, rel: &str) -> Result<(), SafeFsError> {
+        match self.unlink_unsynced(rel)? {
+            Some(dir) => crate::faults::fsync(&dir).map_err(|e| from_io(rel, &e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Removes the regular file `rel` without fsyncing its directory (the caller syncs
+    /// it later with [`SafeRoot::sync_dir`]); returns that directory, or `None` when there
+    /// was nothing to remove.
+    pub fn unlink_unsynced(&self, rel: &str) -> Result<Option<OwnedFd>, SafeFsError> {
         let (dir, name) = match self.parent(rel, false) {
             Ok(x) => x,
-            Err(e) if e.code == "path.not-found" => return Ok(()),
+            Err(e) if e.code == "path.not-found" => return Ok(None),
             Err(e) => return Err(e),
         };
         if self.inspect(&dir, &name, rel)?.is_none() {
-            return Ok(());
+            return Ok(None);
         }
         rustix::fs::unlinkat(&dir, name.as_str(), rustix::fs::AtFlags::empty())
             .map_err(|e| from_errno(rel, e))?;
-        crate::faults::fsync(&dir).map_err(|e| from_io(rel, &e))
+        Ok(Some(dir))
+    }
+
+    /// Renames `from`, a file in the directory `from_dir` beneath this root (the
+    /// journal's), over `rel`, after the same checks of the target as
+    /// [`SafeRoot::rename_into_place`]. Does not fsync: the caller syncs the target's
+    /// directory ([`SafeRoot::sync_dir`]) before anything may depend on the new name.
+    pub fn move_into_place(
+        &self,
+        from_dir: &impl AsFd,
+        from: &str,
+        rel: &str,
+    ) -> Result<(), SafeFsError> {
+        let (dir, name) = self.parent(rel, false)?;
+        self.inspect(&dir, &name, rel)?;
+        rustix::fs::renameat(from_dir, from, &dir, name.as_str()).map_err(|e| from_errno(rel, e))
+    }
+
+    /// Fsyncs the directory `dir` (`""` is the root): every name created, renamed or
+    /// removed in it so far survives a power cut.
+    pub fn sync_dir(&self, dir: &str) -> Result<(), SafeFsError> {
+        if !dir.is_empty() {
+            check_canonical(dir)?;
+        }
+        let fd = self.open_dir(dir, false, &mut Vec::new())?;
+        crate::faults::fsync(&fd).map_err(|e| from_io(dir, &e))
     }
 
     /// Removes a temp file beside `rel` if it exists.

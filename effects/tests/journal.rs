@@ -454,3 +454,39 @@ fn an_exact_mode_changes_an_existing_file_and_a_rollback_restores_it() {
         "new\n"
     );
 }
+
+#[test]
+fn deleting_a_missing_file_in_a_missing_directory_is_a_no_op() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let lock = acquire(root, &lock_opts(), &mut |_| {}).unwrap();
+    let safe = SafeRoot::open(root).unwrap();
+    let steps = [
+        Step {
+            change: Change::Delete {
+                path: "gone/away/f.txt".into(),
+            },
+            precondition: Precondition::Any,
+        },
+        Step {
+            change: Change::Write {
+                path: "kept.txt".into(),
+                content: b"new\n".to_vec(),
+                mode: 0o644,
+                exact_mode: false,
+            },
+            precondition: Precondition::MustNotExist,
+        },
+    ];
+    let c = journal::commit(&safe, &lock, &steps, &mut |_| {}).unwrap();
+    assert_eq!(c.files, 2);
+    assert!(
+        !root.join("gone").exists(),
+        "no directory made for a delete"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("kept.txt")).unwrap(),
+        "new\n"
+    );
+    assert_clean(root);
+}
