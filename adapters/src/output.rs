@@ -20,6 +20,10 @@ pub enum Content {
     /// The whole file belongs to ContextOS (a generated `.mdc`, `.instructions.md`, the
     /// Copilot hooks file). An existing file ContextOS does not own is never overwritten.
     Whole { text: String },
+    /// A whole file that is a program the agent runs (Cline's `.clinerules/hooks/PreToolUse`):
+    /// owned like [`Content::Whole`], and written with the executable mode, since an agent
+    /// does not run a hook file that is not executable.
+    Script { text: String },
     /// A managed block inside a Markdown file people also write by hand (`AGENTS.md`,
     /// `CLAUDE.md`, `.github/copilot-instructions.md`): the text between
     /// [`crate::merge::BLOCK_BEGIN`] and [`crate::merge::BLOCK_END`]; the user's text around it is kept.
