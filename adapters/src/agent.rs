@@ -29,7 +29,8 @@ pub enum Agent {
     /// Windsurf (Devin Desktop): `.windsurf/rules` glob rules, Cascade hooks in
     /// `.windsurf/hooks.json` (verdict by exit code; no ask), `.codeiumignore`.
     Windsurf,
-    /// Cline: `.clinerules/ctx-*.md` rules with `paths:` (instructions only, no hook).
+    /// Cline: `.clinerules/ctx-*.md` rules with `paths:`, and the `PreToolUse` hook
+    /// program in `.clinerules/hooks/` (a `cancel` document; no ask).
     Cline,
     /// Zed: `.rules` with the full `AGENTS.md` text (instructions only, no hook).
     Zed,
@@ -100,7 +101,6 @@ impl Agent {
         !matches!(
             self,
             Agent::AgentsMd
-                | Agent::Cline
                 | Agent::Zed
                 | Agent::Junie
                 | Agent::Kiro

@@ -5,14 +5,13 @@ use crate::protocol::answer::{blocked, failure_reason, verdict, Answer, Decision
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{HookEvent, ProtocolError};
 use crate::protocol::fields::parse_object;
-use crate::{claude, codex, copilot, cursor, gemini, windsurf, Agent};
+use crate::{claude, cline, codex, copilot, cursor, gemini, windsurf, Agent};
 
 /// The hook dialect of `agent`; `None` for an agent without a hook (see
 /// [`Agent::has_hook`]).
 fn dialect(agent: Agent) -> Option<&'static Dialect> {
     match agent {
         Agent::AgentsMd
-        | Agent::Cline
         | Agent::Zed
         | Agent::Junie
         | Agent::Kiro
@@ -20,6 +19,7 @@ fn dialect(agent: Agent) -> Option<&'static Dialect> {
         | Agent::Aider
         | Agent::OpenCode => None,
         Agent::Claude => Some(&claude::hook::DIALECT),
+        Agent::Cline => Some(&cline::hook::DIALECT),
         Agent::Cursor => Some(&cursor::hook::DIALECT),
         Agent::Copilot => Some(&copilot::hook::DIALECT),
         Agent::Codex => Some(&codex::hook::DIALECT),

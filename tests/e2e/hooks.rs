@@ -1424,3 +1424,35 @@ fn case_variants_of_governance_files_are_denied() {
         assert_eq!(h.verdict(), "deny", "{target}: {}", h.stdout);
     }
 }
+
+/// Cline's `PreToolUse` program answers with a `cancel` document (exit 0); nothing to
+/// judge is no output at all, which Cline reads as "go on".
+#[test]
+fn cline_answers_with_a_cancel_document() {
+    let p = Proj::new();
+    let h = p.hook(
+        "cline",
+        &fixture("cline", "pretooluse-execute-command-rm-home"),
+        &[],
+    );
+    let v: Value = serde_json::from_str(&h.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", h.stdout, h.stderr));
+    assert_eq!((h.code, v["cancel"].as_bool()), (0, Some(true)), "{v}");
+    assert!(
+        v["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("std-exec-rm-root"),
+        "{v}"
+    );
+    let h = p.hook(
+        "cline",
+        &fixture("cline", "pretooluse-attempt-completion"),
+        &[],
+    );
+    assert_eq!((h.code, h.stdout.as_str()), (0, ""), "{}", h.stderr);
+    // A PreToolUse without its tool blocks: a cancel document and a non-zero exit.
+    let h = p.hook("cline", r#"{"hookName":"PreToolUse","preToolUse":{}}"#, &[]);
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    assert_eq!((h.code, v["cancel"].as_bool()), (2, Some(true)), "{v}");
+}
