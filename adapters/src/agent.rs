@@ -36,7 +36,8 @@ pub enum Agent {
     Zed,
     /// JetBrains Junie: `.junie/guidelines.md` (instructions only, no hook).
     Junie,
-    /// Kiro: `.kiro/steering` files with `inclusion: fileMatch` (instructions only).
+    /// Kiro: `.kiro/steering` files with `inclusion: fileMatch`, and the CLI's
+    /// `PreToolUse` command hook in `.kiro/hooks/contextos.json` (exit code; no ask).
     Kiro,
     /// Continue: `.continue/rules/ctx-*.md` with `name`, `globs` and `alwaysApply` front
     /// matter (instructions only, no hook).
@@ -103,7 +104,6 @@ impl Agent {
             Agent::AgentsMd
                 | Agent::Zed
                 | Agent::Junie
-                | Agent::Kiro
                 | Agent::Continue
                 | Agent::Aider
                 | Agent::OpenCode

@@ -5,7 +5,7 @@ use crate::protocol::answer::{blocked, failure_reason, verdict, Answer, Decision
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{HookEvent, ProtocolError};
 use crate::protocol::fields::parse_object;
-use crate::{claude, cline, codex, copilot, cursor, gemini, windsurf, Agent};
+use crate::{claude, cline, codex, copilot, cursor, gemini, kiro, windsurf, Agent};
 
 /// The hook dialect of `agent`; `None` for an agent without a hook (see
 /// [`Agent::has_hook`]).
@@ -14,12 +14,12 @@ fn dialect(agent: Agent) -> Option<&'static Dialect> {
         Agent::AgentsMd
         | Agent::Zed
         | Agent::Junie
-        | Agent::Kiro
         | Agent::Continue
         | Agent::Aider
         | Agent::OpenCode => None,
         Agent::Claude => Some(&claude::hook::DIALECT),
         Agent::Cline => Some(&cline::hook::DIALECT),
+        Agent::Kiro => Some(&kiro::hook::DIALECT),
         Agent::Cursor => Some(&cursor::hook::DIALECT),
         Agent::Copilot => Some(&copilot::hook::DIALECT),
         Agent::Codex => Some(&codex::hook::DIALECT),

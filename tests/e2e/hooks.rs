@@ -1456,3 +1456,22 @@ fn cline_answers_with_a_cancel_document() {
     let v: Value = serde_json::from_str(&h.stdout).unwrap();
     assert_eq!((h.code, v["cancel"].as_bool()), (2, Some(true)), "{v}");
 }
+
+/// The Kiro CLI reads the exit code alone: 2 blocks (stderr goes to the model), and an
+/// ask blocks too, saying so.
+#[test]
+fn kiro_answers_by_exit_code() {
+    let p = Proj::new();
+    let h = p.hook(
+        "kiro",
+        &fixture("kiro", "pretooluse-execute-bash-rm-home"),
+        &[],
+    );
+    assert_eq!((h.code, h.stdout.as_str()), (2, ""), "{}", h.stderr);
+    assert!(h.stderr.contains("std-exec-rm-root"), "{}", h.stderr);
+    let h = p.hook("kiro", &fixture("kiro", "pretooluse-v3-shell"), &[]);
+    assert_eq!(h.code, 2, "{}", h.stderr);
+    assert!(h.stderr.contains("would ask"), "{}", h.stderr);
+    let h = p.hook("kiro", &fixture("kiro", "agentspawn"), &[]);
+    assert_eq!((h.code, h.stdout.as_str()), (0, ""), "{}", h.stderr);
+}

@@ -51,6 +51,9 @@ pub enum AgentArg {
     /// Cline `PreToolUse` (`.clinerules/hooks/PreToolUse`); a `cancel` document, an ask
     /// cancels.
     Cline(AgentOpts),
+    /// Kiro CLI `PreToolUse` (`.kiro/hooks/contextos.json`); the verdict is the exit code
+    /// (2 blocks), an ask blocks.
+    Kiro(AgentOpts),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -99,6 +102,7 @@ pub fn run(ctx: &Context, agent: &AgentArg) -> Result<Exit, CliError> {
         AgentArg::Gemini(o) => (Agent::Gemini, o),
         AgentArg::Windsurf(o) => (Agent::Windsurf, o),
         AgentArg::Cline(o) => (Agent::Cline, o),
+        AgentArg::Kiro(o) => (Agent::Kiro, o),
     };
     // A bug must not fail open: a panic answers with the blocking form (exit 101 would
     // be read as "proceed" by every agent but Cursor with failClosed).
