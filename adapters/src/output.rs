@@ -61,6 +61,16 @@ pub enum JsonPart {
         pointer: String,
         items: Vec<serde_json::Value>,
     },
+    /// A key holding one word of a ladder of verdicts, loosest first (`["allow", "ask",
+    /// "deny"]`): ContextOS's `value` is written unless the file already holds a stricter
+    /// word of the ladder there, which is the user's and is kept — compiling never loosens
+    /// a value a person tightened by hand. Anything else there (a looser word, another
+    /// value) is replaced, as by [`JsonPart::Key`].
+    Strictest {
+        pointer: String,
+        value: serde_json::Value,
+        ladder: Vec<serde_json::Value>,
+    },
     /// ContextOS's entries in an array of hook registrations (`/hooks/PreToolUse`): any
     /// element whose serialised form contains `marker` is ContextOS's and is replaced by
     /// `items`; every other element is the user's and stays.

@@ -476,6 +476,7 @@ pub(crate) mod tests {
             .iter()
             .map(|p| match p {
                 JsonPart::Key { pointer, .. }
+                | JsonPart::Strictest { pointer, .. }
                 | JsonPart::Items { pointer, .. }
                 | JsonPart::Hooks { pointer, .. } => (pointer.as_str(), p),
             })
