@@ -32,7 +32,8 @@ pub enum Agent {
     /// Cline: `.clinerules/ctx-*.md` rules with `paths:`, and the `PreToolUse` hook
     /// program in `.clinerules/hooks/` (a `cancel` document; no ask).
     Cline,
-    /// Zed: `.rules` with the full `AGENTS.md` text (instructions only, no hook).
+    /// Zed: `.rules` with the full `AGENTS.md` text, and `agent.tool_permissions` in
+    /// `.zed/settings.json` (no hook).
     Zed,
     /// JetBrains Junie: `.junie/guidelines.md` (instructions only, no hook).
     Junie,
