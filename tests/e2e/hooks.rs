@@ -337,6 +337,20 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
         "std-credential-file-read",
     ),
     ("copilot", "web-fetch", "pass", ""),
+    // VS Code runs `.github/hooks/*.json` too, with its own payload and tool names.
+    (
+        "copilot",
+        "vscode-run-in-terminal-rm-home",
+        "deny",
+        "std-exec-rm-root",
+    ),
+    (
+        "copilot",
+        "vscode-create-file-github-hook",
+        "deny",
+        "std-self-protection",
+    ),
+    ("copilot", "vscode-read-file-env", "ask", "std-secret-read"),
     // OpenAI Codex: Claude's envelope, no ask.
     (
         "codex",
@@ -1474,4 +1488,34 @@ fn kiro_answers_by_exit_code() {
     assert!(h.stderr.contains("would ask"), "{}", h.stderr);
     let h = p.hook("kiro", &fixture("kiro", "agentspawn"), &[]);
     assert_eq!((h.code, h.stdout.as_str()), (0, ""), "{}", h.stderr);
+}
+
+/// VS Code runs `.github/hooks/*.json` too, with its own payload: `contextos hook copilot`
+/// judges it (a deny denies in Claude's envelope, which VS Code reads) instead of refusing
+/// the payload and blocking every call.
+#[test]
+fn copilot_answers_vscode_payloads_from_github_hooks() {
+    let p = Proj::new();
+    let h = p.hook(
+        "copilot",
+        &fixture("copilot", "vscode-run-in-terminal-rm-home"),
+        &[],
+    );
+    let v: Value = serde_json::from_str(&h.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", h.stdout, h.stderr));
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"], "PreToolUse",
+        "{v}"
+    );
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    let h = p.hook(
+        "copilot",
+        &fixture("copilot", "vscode-create-file-github-hook"),
+        &[],
+    );
+    let v: Value = serde_json::from_str(&h.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", h.stdout, h.stderr));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(h.stdout.contains("std-self-protection"), "{v}");
 }
