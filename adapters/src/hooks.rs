@@ -152,8 +152,10 @@ mod tests {
         let msg = "ContextOS could not verify this action, so it is blocked: policy invalid";
         let cursor =
             format!(r#"{{"permission":"deny","user_message":"{msg}","agent_message":"{msg}"}}"#);
-        let copilot =
-            format!(r#"{{"permissionDecision":"deny","permissionDecisionReason":"{msg}"}}"#);
+        // Copilot's carries Claude's envelope too: VS Code runs `.github/hooks` as well.
+        let copilot = format!(
+            r#"{{"permissionDecision":"deny","permissionDecisionReason":"{msg}","hookSpecificOutput":{{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"{msg}"}}}}"#
+        );
         for (agent, stdout, exit) in [
             (Agent::Claude, String::new(), 2),
             (Agent::Codex, String::new(), 2),

@@ -205,7 +205,9 @@ fn answer(event: &str, decision: Decision, reason: &str) -> String {
     // Claude-compatible configuration (`.github/hooks` under PascalCase names, or
     // `.claude/settings.json`), whose readers may look for Claude's envelope instead: the
     // same decision is then written both ways, so whichever is read, it binds.
-    if event == "PreToolUse" {
+    // A failure's deny knows no event (`""`): it may be answering VS Code, which runs
+    // `.github/hooks` too and reads only the envelope, so it carries both as well.
+    if event == "PreToolUse" || event.is_empty() {
         return to_line(&Both {
             top: PermissionDecision::new(decision, reason),
             hook_specific_output: Envelope {
@@ -320,6 +322,13 @@ mod tests {
             e.actions,
             vec![p(Write, "/repo/.github/hooks/contextos.json")]
         );
+        // A failure blocks in VS Code's reading too.
+        let f = crate::render_failure(Agent::Copilot, "policy invalid");
+        let v: Value = serde_json::from_str(&f.stdout).unwrap();
+        assert_eq!(f.exit, 0);
+        assert_eq!(v["permissionDecision"], "deny");
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
         // VS Code's PostToolUse is observed only.
         let e = parsed(
             Agent::Copilot,
