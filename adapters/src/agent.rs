@@ -29,13 +29,16 @@ pub enum Agent {
     /// Windsurf (Devin Desktop): `.windsurf/rules` glob rules, Cascade hooks in
     /// `.windsurf/hooks.json` (verdict by exit code; no ask), `.codeiumignore`.
     Windsurf,
-    /// Cline: `.clinerules/ctx-*.md` rules with `paths:` (instructions only, no hook).
+    /// Cline: `.clinerules/ctx-*.md` rules with `paths:`, and the `PreToolUse` hook
+    /// program in `.clinerules/hooks/` (a `cancel` document; no ask).
     Cline,
-    /// Zed: `.rules` with the full `AGENTS.md` text (instructions only, no hook).
+    /// Zed: `.rules` with the full `AGENTS.md` text, and `agent.tool_permissions` in
+    /// `.zed/settings.json` (no hook).
     Zed,
     /// JetBrains Junie: `.junie/guidelines.md` (instructions only, no hook).
     Junie,
-    /// Kiro: `.kiro/steering` files with `inclusion: fileMatch` (instructions only).
+    /// Kiro: `.kiro/steering` files with `inclusion: fileMatch`, and the CLI's
+    /// `PreToolUse` command hook in `.kiro/hooks/contextos.json` (exit code; no ask).
     Kiro,
     /// Continue: `.continue/rules/ctx-*.md` with `name`, `globs` and `alwaysApply` front
     /// matter (instructions only, no hook).
@@ -100,10 +103,8 @@ impl Agent {
         !matches!(
             self,
             Agent::AgentsMd
-                | Agent::Cline
                 | Agent::Zed
                 | Agent::Junie
-                | Agent::Kiro
                 | Agent::Continue
                 | Agent::Aider
                 | Agent::OpenCode

@@ -21,7 +21,7 @@ pub struct EmitOptions {
     /// ([`crate::copilot::emit::DEFAULT_INSTALL`]).
     pub copilot_install: Option<String>,
     /// `[compile.claude] sandbox`: Claude Code's `sandbox.*` settings are written
-    /// ([`crate::claude::emit::sandbox_parts`]).
+    /// ([`crate::claude::sandbox::sandbox_parts`]).
     pub claude_sandbox: bool,
 }
 

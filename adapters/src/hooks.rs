@@ -5,21 +5,21 @@ use crate::protocol::answer::{blocked, failure_reason, verdict, Answer, Decision
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{HookEvent, ProtocolError};
 use crate::protocol::fields::parse_object;
-use crate::{claude, codex, copilot, cursor, gemini, windsurf, Agent};
+use crate::{claude, cline, codex, copilot, cursor, gemini, kiro, windsurf, Agent};
 
 /// The hook dialect of `agent`; `None` for an agent without a hook (see
 /// [`Agent::has_hook`]).
 fn dialect(agent: Agent) -> Option<&'static Dialect> {
     match agent {
         Agent::AgentsMd
-        | Agent::Cline
         | Agent::Zed
         | Agent::Junie
-        | Agent::Kiro
         | Agent::Continue
         | Agent::Aider
         | Agent::OpenCode => None,
         Agent::Claude => Some(&claude::hook::DIALECT),
+        Agent::Cline => Some(&cline::hook::DIALECT),
+        Agent::Kiro => Some(&kiro::hook::DIALECT),
         Agent::Cursor => Some(&cursor::hook::DIALECT),
         Agent::Copilot => Some(&copilot::hook::DIALECT),
         Agent::Codex => Some(&codex::hook::DIALECT),
@@ -152,8 +152,10 @@ mod tests {
         let msg = "ContextOS could not verify this action, so it is blocked: policy invalid";
         let cursor =
             format!(r#"{{"permission":"deny","user_message":"{msg}","agent_message":"{msg}"}}"#);
-        let copilot =
-            format!(r#"{{"permissionDecision":"deny","permissionDecisionReason":"{msg}"}}"#);
+        // Copilot's carries Claude's envelope too: VS Code runs `.github/hooks` as well.
+        let copilot = format!(
+            r#"{{"permissionDecision":"deny","permissionDecisionReason":"{msg}","hookSpecificOutput":{{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"{msg}"}}}}"#
+        );
         for (agent, stdout, exit) in [
             (Agent::Claude, String::new(), 2),
             (Agent::Codex, String::new(), 2),

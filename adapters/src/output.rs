@@ -20,6 +20,10 @@ pub enum Content {
     /// The whole file belongs to ContextOS (a generated `.mdc`, `.instructions.md`, the
     /// Copilot hooks file). An existing file ContextOS does not own is never overwritten.
     Whole { text: String },
+    /// A whole file that is a program the agent runs (Cline's `.clinerules/hooks/PreToolUse`):
+    /// owned like [`Content::Whole`], and written with the executable mode, since an agent
+    /// does not run a hook file that is not executable.
+    Script { text: String },
     /// A managed block inside a Markdown file people also write by hand (`AGENTS.md`,
     /// `CLAUDE.md`, `.github/copilot-instructions.md`): the text between
     /// [`crate::merge::BLOCK_BEGIN`] and [`crate::merge::BLOCK_END`]; the user's text around it is kept.
@@ -56,6 +60,16 @@ pub enum JsonPart {
     Items {
         pointer: String,
         items: Vec<serde_json::Value>,
+    },
+    /// A key holding one word of a ladder of verdicts, loosest first (`["allow", "ask",
+    /// "deny"]`): ContextOS's `value` is written unless the file already holds a stricter
+    /// word of the ladder there, which is the user's and is kept — compiling never loosens
+    /// a value a person tightened by hand. Anything else there (a looser word, another
+    /// value) is replaced, as by [`JsonPart::Key`].
+    Strictest {
+        pointer: String,
+        value: serde_json::Value,
+        ladder: Vec<serde_json::Value>,
     },
     /// ContextOS's entries in an array of hook registrations (`/hooks/PreToolUse`): any
     /// element whose serialised form contains `marker` is ContextOS's and is replaced by

@@ -49,6 +49,7 @@ fn render_in(target: Agent, mode: Mode) -> String {
         s.push_str(&format!("===== {} =====\n", o.path));
         match &o.content {
             Content::Whole { text } => s.push_str(&format!("[whole file]\n{text}")),
+            Content::Script { text } => s.push_str(&format!("[executable file]\n{text}")),
             Content::Block { text } => s.push_str(&format!("[managed block]\n{text}\n")),
             Content::Json { parts } => {
                 s.push_str("[owned JSON parts]\n");

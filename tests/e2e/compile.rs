@@ -595,8 +595,33 @@ fn windsurf_target_writes_its_documented_files_and_keeps_the_users() {
 fn cline_rules_and_zed_rules_file() {
     let d = project();
     std::fs::write(d.path().join(".rules"), "Team note: be kind.\n").unwrap();
+    std::fs::create_dir_all(d.path().join(".zed")).unwrap();
+    std::fs::write(
+        d.path().join(".zed/settings.json"),
+        r#"{"tab_size": 2, "agent": {"tool_permissions": {"tools": {"terminal": {"always_deny": [{"pattern": "^sudo\\b"}]}}}}}"#,
+    )
+    .unwrap();
     let o = run(d.path(), &["compile", "--target", "cline,zed,copilot"]);
     assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    // Cline's hook program is written executable, and hands the event to ContextOS.
+    let hook = d.path().join(".clinerules/hooks/PreToolUse");
+    assert!(read(d.path(), ".clinerules/hooks/PreToolUse").contains("exec contextos hook cline"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&hook).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "{mode:o}");
+    }
+    // Zed's tool permissions: the user's key and pattern stay; the policies' own denies
+    // (the standard library's `rm -rf /`, the project's force push) are added.
+    let zed: serde_json::Value =
+        serde_json::from_str(&read(d.path(), ".zed/settings.json")).unwrap();
+    assert_eq!(zed["tab_size"], 2);
+    let deny = zed["agent"]["tool_permissions"]["tools"]["terminal"]["always_deny"]
+        .as_array()
+        .unwrap();
+    assert_eq!(deny[0]["pattern"], "^sudo\\b");
+    assert!(deny.len() > 1, "{zed}");
     let cline = read(d.path(), ".clinerules/ctx-layering.md");
     assert!(
         cline.starts_with("---\npaths:\n  - \"src/api/**\"\n---\n"),

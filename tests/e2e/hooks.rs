@@ -337,6 +337,20 @@ const EXPECTED: &[(&str, &str, &str, &str)] = &[
         "std-credential-file-read",
     ),
     ("copilot", "web-fetch", "pass", ""),
+    // VS Code runs `.github/hooks/*.json` too, with its own payload and tool names.
+    (
+        "copilot",
+        "vscode-run-in-terminal-rm-home",
+        "deny",
+        "std-exec-rm-root",
+    ),
+    (
+        "copilot",
+        "vscode-create-file-github-hook",
+        "deny",
+        "std-self-protection",
+    ),
+    ("copilot", "vscode-read-file-env", "ask", "std-secret-read"),
     // OpenAI Codex: Claude's envelope, no ask.
     (
         "codex",
@@ -1518,4 +1532,85 @@ fn case_variants_of_governance_files_are_denied() {
         );
         assert_eq!(h.verdict(), "deny", "{target}: {}", h.stdout);
     }
+}
+
+/// Cline's `PreToolUse` program answers with a `cancel` document (exit 0); nothing to
+/// judge is no output at all, which Cline reads as "go on".
+#[test]
+fn cline_answers_with_a_cancel_document() {
+    let p = Proj::new();
+    let h = p.hook(
+        "cline",
+        &fixture("cline", "pretooluse-execute-command-rm-home"),
+        &[],
+    );
+    let v: Value = serde_json::from_str(&h.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", h.stdout, h.stderr));
+    assert_eq!((h.code, v["cancel"].as_bool()), (0, Some(true)), "{v}");
+    assert!(
+        v["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("std-exec-rm-root"),
+        "{v}"
+    );
+    let h = p.hook(
+        "cline",
+        &fixture("cline", "pretooluse-attempt-completion"),
+        &[],
+    );
+    assert_eq!((h.code, h.stdout.as_str()), (0, ""), "{}", h.stderr);
+    // A PreToolUse without its tool blocks: a cancel document and a non-zero exit.
+    let h = p.hook("cline", r#"{"hookName":"PreToolUse","preToolUse":{}}"#, &[]);
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    assert_eq!((h.code, v["cancel"].as_bool()), (2, Some(true)), "{v}");
+}
+
+/// The Kiro CLI reads the exit code alone: 2 blocks (stderr goes to the model), and an
+/// ask blocks too, saying so.
+#[test]
+fn kiro_answers_by_exit_code() {
+    let p = Proj::new();
+    let h = p.hook(
+        "kiro",
+        &fixture("kiro", "pretooluse-execute-bash-rm-home"),
+        &[],
+    );
+    assert_eq!((h.code, h.stdout.as_str()), (2, ""), "{}", h.stderr);
+    assert!(h.stderr.contains("std-exec-rm-root"), "{}", h.stderr);
+    let h = p.hook("kiro", &fixture("kiro", "pretooluse-v3-shell"), &[]);
+    assert_eq!(h.code, 2, "{}", h.stderr);
+    assert!(h.stderr.contains("would ask"), "{}", h.stderr);
+    let h = p.hook("kiro", &fixture("kiro", "agentspawn"), &[]);
+    assert_eq!((h.code, h.stdout.as_str()), (0, ""), "{}", h.stderr);
+}
+
+/// VS Code runs `.github/hooks/*.json` too, with its own payload: `contextos hook copilot`
+/// judges it (a deny denies in Claude's envelope, which VS Code reads) instead of refusing
+/// the payload and blocking every call.
+#[test]
+fn copilot_answers_vscode_payloads_from_github_hooks() {
+    let p = Proj::new();
+    let h = p.hook(
+        "copilot",
+        &fixture("copilot", "vscode-run-in-terminal-rm-home"),
+        &[],
+    );
+    let v: Value = serde_json::from_str(&h.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", h.stdout, h.stderr));
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"], "PreToolUse",
+        "{v}"
+    );
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    let h = p.hook(
+        "copilot",
+        &fixture("copilot", "vscode-create-file-github-hook"),
+        &[],
+    );
+    let v: Value = serde_json::from_str(&h.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", h.stdout, h.stderr));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(h.stdout.contains("std-self-protection"), "{v}");
 }

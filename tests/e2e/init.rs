@@ -212,7 +212,16 @@ fn init_never_overwrites_the_users_files_and_agents_chooses() {
 
     let out = r.init(&["--agents", "cursor", "--no-git-hook"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert_eq!(r.read("contextos.toml"), own_config);
+    // The user's configuration keeps every byte and records the chosen agent.
+    let config = r.read("contextos.toml");
+    assert!(config.starts_with(own_config), "{config}");
+    assert!(config.ends_with("\n[compile]\n# The agents `contextos compile` writes configuration for (recorded by `contextos init`).\ntargets = [\"cursor\"]\n"), "{config}");
+    assert!(
+        out.stdout
+            .contains("contextos.toml: kept, with `[compile] targets` added (cursor)"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(r.read(".contextos/policies/team.policy"), own_policy);
     assert!(!r.root().join(".contextos/policies/main.policy").exists());
     assert!(r
@@ -225,6 +234,30 @@ fn init_never_overwrites_the_users_files_and_agents_chooses() {
         out.stdout.contains("left alone (--no-git-hook)"),
         "{}",
         out.stdout
+    );
+
+    // A later plain compile writes for the recorded agent only, and a second init (even
+    // naming other agents) leaves the recorded choice and every file as they are.
+    let compiled = r
+        .command(env!("CARGO_BIN_EXE_contextos"))
+        .arg("compile")
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    assert!(!r.root().join(".claude/settings.json").exists());
+    assert!(!r.root().join(".zed/settings.json").exists());
+    let before = r.snapshot();
+    let again = r.init(&["--agents", "cursor", "--no-git-hook"]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert_eq!(r.snapshot(), before, "a second init changed files");
+    assert!(
+        again.stdout.contains("its `[compile] targets` = [cursor]"),
+        "{}",
+        again.stdout
     );
 
     let bad = r.init(&["--agents", "notepad"]);

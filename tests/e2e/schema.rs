@@ -219,9 +219,33 @@ fn the_opt_in_sandbox_settings_match_the_schema() {
     let doc: Value = serde_json::from_str(&text).unwrap();
     let errors = violations(&validator(), &doc);
     assert!(errors.is_empty(), "{}\n{text}", errors.join("\n"));
+    let sandbox = &doc["sandbox"];
+    assert_eq!(sandbox["excludedCommands"], serde_json::json!(["docker"]));
     assert_eq!(
-        doc["sandbox"],
-        serde_json::json!({"excludedCommands": ["docker"], "enabled": true,
-            "autoAllowBashIfSandboxed": false, "allowUnsandboxedCommands": false})
+        (
+            &sandbox["enabled"],
+            &sandbox["autoAllowBashIfSandboxed"],
+            &sandbox["allowUnsandboxedCommands"]
+        ),
+        (&Value::Bool(true), &Value::Bool(false), &Value::Bool(false))
     );
+    // The lists, in the sandbox's own anchors: the self-protected files are not
+    // writable, the metadata service and paste sites not reachable.
+    let list = |p: &str| -> Vec<&str> {
+        sandbox
+            .pointer(p)
+            .and_then(Value::as_array)
+            .unwrap_or_else(|| panic!("no {p}:\n{text}"))
+            .iter()
+            .filter_map(Value::as_str)
+            .collect()
+    };
+    let deny_write = list("/filesystem/denyWrite");
+    assert!(deny_write.contains(&"./contextos.toml"), "{deny_write:?}");
+    assert!(deny_write.contains(&"./.github/hooks/**"), "{deny_write:?}");
+    // `deny path delete ".github"` is the hook's: a sandbox write deny would bar the tree.
+    assert!(!deny_write.contains(&"./.github"), "{deny_write:?}");
+    let denied = list("/network/deniedDomains");
+    assert!(denied.contains(&"169.254.169.254"), "{denied:?}");
+    assert!(denied.contains(&"*.pastebin.com"), "{denied:?}");
 }

@@ -33,6 +33,7 @@
 //! file tools do not delete; deleting commands go through the hook). `plugin` and `commit`
 //! rules have no Claude form at all.
 
+use super::sandbox::sandbox_parts;
 use crate::text::globs::{expand_braces, is_match_all_path};
 use crate::text::guides::{guide_file, path_scoped_guides};
 use crate::text::markdown::md_code;
@@ -94,6 +95,13 @@ pub fn emit(set: &PolicySet, opts: &EmitOptions) -> Emitted {
             .collect();
     }
     let items = |s: &BTreeSet<String>| s.iter().cloned().map(Value::String).collect::<Vec<_>>();
+    let sandbox = if opts.claude_sandbox {
+        let (parts, notes) = sandbox_parts(set);
+        perms.lossy.extend(notes);
+        parts
+    } else {
+        Vec::new()
+    };
     outputs.push(Output {
         path: SETTINGS.into(),
         target: Agent::Claude,
@@ -128,11 +136,7 @@ pub fn emit(set: &PolicySet, opts: &EmitOptions) -> Emitted {
             ]
             .into_iter()
             .chain(claude_settings_parts(&opts.mcp_servers))
-            .chain(if opts.claude_sandbox {
-                sandbox_parts()
-            } else {
-                Vec::new()
-            })
+            .chain(sandbox)
             .collect(),
         },
     });
@@ -142,28 +146,6 @@ pub fn emit(set: &PolicySet, opts: &EmitOptions) -> Emitted {
         outputs,
         lossy: perms.lossy,
     }
-}
-
-/// Claude Code's OS sandbox for the Bash tool, opted into with `[compile.claude] sandbox`:
-/// `enabled`, and closed both ways — `autoAllowBashIfSandboxed: false` (by default a
-/// sandboxed command skips the `ask` rules, which would widen them) and
-/// `allowUnsandboxedCommands: false` (no `dangerouslyDisableSandbox` escape). No
-/// `filesystem` paths are written: Claude Code merges the `Read(…)` and `Edit(…)` deny
-/// rules above into the sandbox's boundary itself, and its sandbox paths use other anchors
-/// than permission rules. No `network` domains either: which hosts a project may reach is
-/// decided per request by the hook (taint, carried secrets), which no static list says.
-pub fn sandbox_parts() -> Vec<JsonPart> {
-    [
-        ("/sandbox/enabled", true),
-        ("/sandbox/autoAllowBashIfSandboxed", false),
-        ("/sandbox/allowUnsandboxedCommands", false),
-    ]
-    .into_iter()
-    .map(|(pointer, on)| JsonPart::Key {
-        pointer: pointer.into(),
-        value: Value::Bool(on),
-    })
-    .collect()
 }
 
 fn claude_md() -> String {
@@ -476,6 +458,7 @@ pub(crate) mod tests {
             .iter()
             .map(|p| match p {
                 JsonPart::Key { pointer, .. }
+                | JsonPart::Strictest { pointer, .. }
                 | JsonPart::Items { pointer, .. }
                 | JsonPart::Hooks { pointer, .. } => (pointer.as_str(), p),
             })
@@ -508,8 +491,8 @@ pub(crate) mod tests {
         })
     }
 
-    /// `[compile.claude] sandbox` adds exactly the three closed sandbox keys; without it
-    /// `sandbox` is not touched.
+    /// `[compile.claude] sandbox` adds the three closed sandbox keys and the sandbox
+    /// lists ([`sandbox_parts`]); without it `sandbox` is not touched.
     #[test]
     fn the_sandbox_is_opt_in_and_closed() {
         let set = full();
@@ -526,7 +509,7 @@ pub(crate) mod tests {
                 ..EmitOptions::default()
             },
         ));
-        let sandbox: Vec<(String, Value)> = on
+        let keys: Vec<(String, Value)> = on
             .iter()
             .filter_map(|p| match p {
                 JsonPart::Key { pointer, value } if pointer.starts_with("/sandbox") => {
@@ -536,14 +519,25 @@ pub(crate) mod tests {
             })
             .collect();
         assert_eq!(
-            sandbox,
+            keys,
             vec![
                 ("/sandbox/enabled".into(), json!(true)),
                 ("/sandbox/autoAllowBashIfSandboxed".into(), json!(false)),
                 ("/sandbox/allowUnsandboxedCommands".into(), json!(false)),
             ]
         );
-        assert_eq!(on.len(), off.len() + 3);
+        let (lists, _) = sandbox_parts(&set);
+        assert_eq!(on.len(), off.len() + lists.len());
+        // The standard library's secret files are out of the sandbox's reach too.
+        // The files that govern the agents are out of a sandboxed command's reach too.
+        let deny_write = items(&on, "/sandbox/filesystem/denyWrite");
+        for p in [
+            "./contextos.toml",
+            "./.contextos/**",
+            "./.claude/settings*.json",
+        ] {
+            assert!(deny_write.iter().any(|d| d == p), "{p}: {deny_write:?}");
+        }
     }
 
     #[test]

@@ -3,4 +3,5 @@
 
 pub mod emit;
 pub(crate) mod hook;
+pub mod sandbox;
 pub(crate) mod vscode;

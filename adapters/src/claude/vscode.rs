@@ -28,9 +28,17 @@ const FILE_KEYS: [&str; 2] = ["filePath", "file_path"];
 
 /// The payload as a [`HookEvent`] of agent `claude` (the answer is Claude's envelope).
 pub(crate) fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
-    let event = req_str(obj, "hookEventName", "claude hook (VS Code)")?.to_owned();
+    parse_as(obj, Agent::Claude)
+}
+
+/// The payload as a [`HookEvent`] of `agent`, the hook command VS Code started: VS Code
+/// also loads Copilot's `.github/hooks/*.json`, so `contextos hook copilot` gets this
+/// payload too (and answers it with Claude's envelope beside its own fields).
+pub(crate) fn parse_as(obj: &Obj, agent: Agent) -> Result<HookEvent, ProtocolError> {
+    let name = agent.as_str();
+    let event = req_str(obj, "hookEventName", &format!("{name} hook (VS Code)"))?.to_owned();
     let judged = event == "PreToolUse";
-    let label = format!("claude {event} (VS Code)");
+    let label = format!("{name} {event} (VS Code)");
     let (tool, actions, edits) = if judged {
         let tool = req_str(obj, "tool_name", &label)?;
         let label = format!("{label} {tool}");
@@ -45,7 +53,7 @@ pub(crate) fn parse(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         (tool, acts, Vec::new())
     };
     Ok(HookEvent {
-        agent: Agent::Claude,
+        agent,
         tool,
         actions,
         cwd: opt_owned(obj, "cwd", &label)?,

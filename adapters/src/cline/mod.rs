@@ -1,3 +1,5 @@
-//! Cline: its emitter (`.clinerules/ctx-<guide>.md`). No hook is written (see `emit`).
+//! Cline: its emitter (`.clinerules/ctx-<guide>.md`, the `PreToolUse` hook program) and
+//! its hook dialect.
 
 pub mod emit;
+pub(crate) mod hook;

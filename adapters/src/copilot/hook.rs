@@ -28,6 +28,12 @@ pub(crate) const DIALECT: Dialect = Dialect {
 /// A Copilot event, in either dialect; also what `contextos hook claude` hands over when
 /// the Copilot CLI runs the hooks of `.claude/settings.json` ([`crate::claude::hook::caller`]).
 pub(crate) fn parse_object(obj: &Obj) -> Result<HookEvent, ProtocolError> {
+    // VS Code's agent hooks load `.github/hooks/*.json` too and send their own payload
+    // (`hookEventName` beside `tool_name`/`tool_input`, VS Code's tool names); read as
+    // Copilot's snake_case dialect it would lack `hook_event_name` and block every call.
+    if is_vscode(obj) {
+        return crate::claude::vscode::parse_as(obj, Agent::Copilot);
+    }
     // The "VS Code compatible" dialect (hooks configured under PascalCase event names) sends
     // snake_case fields; the native dialect camelCase ones and no event name at all.
     let snake = ["hook_event_name", "tool_name", "tool_input"]
@@ -88,6 +94,16 @@ pub(crate) fn parse_object(obj: &Obj) -> Result<HookEvent, ProtocolError> {
         edits,
         event,
     })
+}
+
+/// VS Code's payload: the camelCase event key with the snake_case tool keys. Copilot's
+/// native dialect pairs `hookEventName` with `toolName`/`toolArgs`, its Claude-compatible
+/// one `hook_event_name` with `tool_name`/`tool_input`.
+fn is_vscode(obj: &Obj) -> bool {
+    crate::claude::hook::caller(obj) == crate::claude::hook::Caller::VsCode
+        && ["tool_name", "tool_input"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
 }
 
 /// What Copilot's file tools put into their file: `apply_patch` bodies, `create`'s
@@ -189,7 +205,9 @@ fn answer(event: &str, decision: Decision, reason: &str) -> String {
     // Claude-compatible configuration (`.github/hooks` under PascalCase names, or
     // `.claude/settings.json`), whose readers may look for Claude's envelope instead: the
     // same decision is then written both ways, so whichever is read, it binds.
-    if event == "PreToolUse" {
+    // A failure's deny knows no event (`""`): it may be answering VS Code, which runs
+    // `.github/hooks` too and reads only the envelope, so it carries both as well.
+    if event == "PreToolUse" || event.is_empty() {
         return to_line(&Both {
             top: PermissionDecision::new(decision, reason),
             hook_specific_output: Envelope {
@@ -222,7 +240,7 @@ mod tests {
     use super::*;
     use crate::protocol::fields::edit;
     use crate::test_support::hooks::*;
-    use crate::{parse_event, render};
+    use crate::{parse_event, render, Answer, Rendered};
     use PathOp::{Delete, Read, Write};
 
     #[test]
@@ -276,6 +294,55 @@ mod tests {
             br#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"path":"/r/.env"}}"#,
         );
         assert_eq!(e.actions, vec![p(Read, "/r/.env")]);
+    }
+
+    /// VS Code runs the hooks of `.github/hooks/*.json` with its own payload: it is read
+    /// (not refused, which would block every call) and answered so VS Code's reader of
+    /// Claude's envelope binds — a deny denies, an ask asks, a pass says nothing.
+    #[test]
+    fn vscode_payloads_from_github_hooks_are_answered_in_vscode_dialect() {
+        let e = fixture(Agent::Copilot, "vscode-run-in-terminal-rm-home.json");
+        assert_eq!(e.agent, Agent::Copilot);
+        assert_eq!(
+            e.session.as_deref(),
+            Some("c0ffee42-6a1d-4b7e-9f00-3d2a1b4c5e6f")
+        );
+        for (answer, word) in [(deny("no"), "deny"), (ask("sure?"), "ask")] {
+            let r = render(&e, &answer);
+            assert_eq!(r.exit, 0);
+            let v: Value = serde_json::from_str(&r.stdout).unwrap();
+            let h = &v["hookSpecificOutput"];
+            assert_eq!(h["hookEventName"], "PreToolUse");
+            assert_eq!(h["permissionDecision"], word, "{}", r.stdout);
+        }
+        assert_eq!(render(&e, &Answer::Pass), Rendered::pass());
+        // An edit of a hook file is a write VS Code's `create_file` names in `filePath`.
+        let e = fixture(Agent::Copilot, "vscode-create-file-github-hook.json");
+        assert_eq!(
+            e.actions,
+            vec![p(Write, "/repo/.github/hooks/contextos.json")]
+        );
+        // A failure blocks in VS Code's reading too.
+        let f = crate::render_failure(Agent::Copilot, "policy invalid");
+        let v: Value = serde_json::from_str(&f.stdout).unwrap();
+        assert_eq!(f.exit, 0);
+        assert_eq!(v["permissionDecision"], "deny");
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+        // VS Code's PostToolUse is observed only.
+        let e = parsed(
+            Agent::Copilot,
+            br#"{"hookEventName":"PostToolUse","tool_name":"run_in_terminal","tool_input":{"command":"ls"}}"#,
+        );
+        assert!(e.observe_only);
+        // Its PreToolUse still needs what it judges.
+        refuses(
+            Agent::Copilot,
+            &[(
+                r#"{"hookEventName":"PreToolUse","tool_name":"run_in_terminal","tool_input":{}}"#,
+                "`command` is missing",
+            )],
+        );
     }
 
     #[test]

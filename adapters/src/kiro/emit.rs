@@ -3,14 +3,44 @@
 //! Kiro reads `AGENTS.md` (compiled along), which carries the project-wide guides. Each
 //! glob of a glob-scoped guide outside a role becomes `.kiro/steering/ctx-<guide>.md`
 //! with `inclusion: fileMatch` and that one pattern in `fileMatchPattern` (numbered files
-//! for a guide with several globs). Instructions only: Kiro's hooks and `toolsSettings`
-//! are not written (their formats are not confirmed in the reference notes).
+//! for a guide with several globs).
+//!
+//! Enforcement: `.kiro/hooks/contextos.json`, a standalone hooks file of the Kiro CLI
+//! (kiro.dev/docs/cli/v3/hooks: `version` `v1`, a `PreToolUse` trigger whose `matcher` is
+//! a regex over tool names, a `command` action that gets the event on stdin and blocks
+//! with exit 2), which applies to every agent of the workspace. Not written: the 2.x
+//! CLI's hooks embedded in an agent configuration (`.kiro/agents/*.json` defines a whole
+//! agent a person must choose, and one without `tools` has none), the IDE's
+//! `.kiro.hook` files (a `preToolUse` `runCommand` there is given no tool input, so it
+//! cannot judge a call), and `toolsSettings` (its tool keys are spelled differently
+//! across Kiro's documents, and CLI 3 moves it to `permissions.yaml`).
 
 use crate::text::globs::expand_braces;
 use crate::text::guides::{guide_file, path_scoped_guides};
 use crate::text::yaml::{frontmatter, Fm};
 use crate::{Agent, Content, Emitted, Output};
 use contextos_core::policy::PolicySet;
+use serde_json::json;
+
+/// Where the Kiro CLI reads the workspace's standalone hooks.
+pub const HOOKS_PATH: &str = ".kiro/hooks/contextos.json";
+
+/// The hooks file: every tool call goes to `contextos hook kiro` first.
+fn hooks_file() -> String {
+    let doc = json!({
+        "version": "v1",
+        "hooks": [{
+            "name": "contextos",
+            "trigger": "PreToolUse",
+            "matcher": ".*",
+            "action": {"type": "command", "command": "contextos hook kiro"},
+            // Seconds; the hook answers well within it (its own deadline is 3 s).
+            "timeout": 10,
+            "enabled": true
+        }]
+    });
+    format!("{doc:#}\n")
+}
 
 pub fn emit(set: &PolicySet) -> Emitted {
     let mut outputs = Vec::new();
@@ -44,6 +74,11 @@ pub fn emit(set: &PolicySet) -> Emitted {
             });
         }
     }
+    outputs.push(Output {
+        path: HOOKS_PATH.into(),
+        target: Agent::Kiro,
+        content: Content::Whole { text: hooks_file() },
+    });
     outputs.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     Emitted {
         outputs,
@@ -76,10 +111,33 @@ mod tests {
         assert_eq!(
             paths,
             [
+                ".kiro/hooks/contextos.json",
                 ".kiro/steering/ctx-api-1.md",
                 ".kiro/steering/ctx-api-2.md",
                 ".kiro/steering/ctx-db.md"
             ]
         );
+    }
+
+    /// The hooks file in Kiro's documented v1 shape: one `PreToolUse` command hook over
+    /// every tool, calling `contextos hook kiro`.
+    #[test]
+    fn the_hook_file_sends_every_tool_call_to_contextos() {
+        let e = emit(&small(r#"@id("s") guide "S" { "x" }"#));
+        let v: serde_json::Value = serde_json::from_str(&whole_text(&e, HOOKS_PATH)).unwrap();
+        assert_eq!(v["version"], "v1");
+        let hooks = v["hooks"].as_array().unwrap();
+        assert_eq!(hooks.len(), 1);
+        let h = &hooks[0];
+        assert_eq!(h["trigger"], "PreToolUse");
+        assert_eq!(h["enabled"], true);
+        assert_eq!(
+            h["action"],
+            json!({"type": "command", "command": "contextos hook kiro"})
+        );
+        let matcher = regex::Regex::new(h["matcher"].as_str().unwrap()).unwrap();
+        for tool in ["execute_bash", "fs_write", "shell", "@git/status"] {
+            assert!(matcher.is_match(tool), "{tool}");
+        }
     }
 }

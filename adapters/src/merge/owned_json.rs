@@ -252,22 +252,18 @@ pub(crate) fn merge_json(
     // Validate everything before touching anything.
     let mut parsed: Vec<(Vec<String>, &JsonPart)> = Vec::new();
     for part in parts {
-        let pointer = match part {
-            JsonPart::Key { pointer, .. }
-            | JsonPart::Items { pointer, .. }
-            | JsonPart::Hooks { pointer, .. } => pointer,
-        };
+        let pointer = part_pointer(part);
         let segs = parse_pointer(pointer)?;
         if let JsonPart::Hooks { marker, items, .. } = part {
             if marker.is_empty() {
                 return Err(MergeError::from(MergeErrorKind::HookMarker {
-                    pointer: pointer.clone(),
+                    pointer: pointer.to_string(),
                     message: "the hook marker is empty".into(),
                 }));
             }
             if let Some(i) = items.iter().position(|v| !is_marked(v, marker)) {
                 return Err(MergeError::from(MergeErrorKind::HookMarker {
-                    pointer: pointer.clone(),
+                    pointer: pointer.to_string(),
                     message: format!("hook item {i} does not contain its marker {marker:?}"),
                 }));
             }
@@ -278,7 +274,7 @@ pub(crate) fn merge_json(
         }) {
             return Err(MergeError::from(MergeErrorKind::JsonPartsOverlap {
                 first: part_pointer(other).to_string(),
-                second: pointer.clone(),
+                second: pointer.to_string(),
             }));
         }
         parsed.push((segs, part));
@@ -298,7 +294,9 @@ pub(crate) fn merge_json(
 
     // 1. Retract what ContextOS owned and no part claims any more.
     for (ptr, value) in &prev.keys {
-        if same_part(ptr, |p| matches!(p, JsonPart::Key { .. })) {
+        if same_part(ptr, |p| {
+            matches!(p, JsonPart::Key { .. } | JsonPart::Strictest { .. })
+        }) {
             continue;
         }
         let segs = parse_pointer(ptr)?;
@@ -355,6 +353,38 @@ pub(crate) fn merge_json(
                         owned.keys.insert(pointer.clone(), value.clone());
                     }
                 } else {
+                    obj.insert(last.clone(), value.clone());
+                    owned.keys.insert(pointer.clone(), value.clone());
+                    touched.push(pointer.clone());
+                }
+            }
+            JsonPart::Strictest {
+                pointer,
+                value,
+                ladder,
+            } => {
+                let Some((last, parents)) = segs.split_last() else {
+                    continue;
+                };
+                let obj = object_at(
+                    &mut root,
+                    parents,
+                    &mut Walk::make(pointer, true, &mut created),
+                )?;
+                let Some(obj) = obj else { continue };
+                let rank = |v: &Value| ladder.iter().position(|l| l == v);
+                // A stricter word ContextOS wrote itself follows the policies; only the
+                // user's own is kept.
+                let theirs = obj.get(last).filter(|v| prev.keys.get(pointer) != Some(*v));
+                let stricter = match (theirs.and_then(rank), rank(value)) {
+                    (Some(there), Some(ours)) => there > ours,
+                    _ => false,
+                };
+                if obj.get(last) == Some(value) {
+                    if prev.keys.get(pointer) == Some(value) {
+                        owned.keys.insert(pointer.clone(), value.clone());
+                    }
+                } else if !stricter {
                     obj.insert(last.clone(), value.clone());
                     owned.keys.insert(pointer.clone(), value.clone());
                     touched.push(pointer.clone());
@@ -449,6 +479,7 @@ pub(crate) fn merge_json(
 fn part_pointer(p: &JsonPart) -> &str {
     match p {
         JsonPart::Key { pointer, .. }
+        | JsonPart::Strictest { pointer, .. }
         | JsonPart::Items { pointer, .. }
         | JsonPart::Hooks { pointer, .. } => pointer,
     }
@@ -461,6 +492,8 @@ fn part_pointer(p: &JsonPart) -> &str {
 /// refused: the file is never overwritten). User keys keep their order; new keys and
 /// objects are appended.
 /// - `Key` sets the value at the pointer (ContextOS's from then on).
+/// - `Strictest` sets it likewise, unless a stricter word of its ladder is there already:
+///   that one is the user's, kept and not owned.
 /// - `Items`: the items ContextOS added before (`previously_owned`) and no longer wants
 ///   are removed; wanted items not present are appended. An identical item already in
 ///   the array stays the user's (not duplicated, never retracted).
@@ -513,6 +546,44 @@ pub(crate) mod tests {
 
     pub(crate) fn ours_hook(arg: &str) -> Value {
         json!({"matcher": "*", "hooks": [{"type": "command", "command": format!("contextos hook {arg}")}]})
+    }
+
+    fn strictest(pointer: &str, value: &str) -> JsonPart {
+        JsonPart::Strictest {
+            pointer: pointer.into(),
+            value: json!(value),
+            ladder: vec![json!("allow"), json!("ask"), json!("deny")],
+        }
+    }
+
+    /// A stricter word the user wrote stays (and is not ContextOS's); a looser one, a
+    /// missing one or another value is replaced; a stricter word ContextOS wrote itself
+    /// follows the policies down again.
+    #[test]
+    fn strictest_never_loosens_the_users_value() {
+        let user = r#"{"permission": {"edit": "deny", "webfetch": "allow", "bash": {"x": 1}}}"#;
+        let parts = [
+            strictest("/permission/edit", "ask"),
+            strictest("/permission/webfetch", "ask"),
+            strictest("/permission/bash", "deny"),
+            strictest("/permission/read", "ask"),
+        ];
+        let (text, owned) = apply_json(Some(user), &parts, &OwnedJson::default()).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["permission"],
+            json!({"edit": "deny", "webfetch": "ask", "bash": "deny", "read": "ask"})
+        );
+        assert!(!owned.keys.contains_key("/permission/edit"), "{owned:?}");
+        assert_eq!(owned.keys["/permission/webfetch"], json!("ask"));
+        // Ours was `deny`; the policies now say `ask`: ours follows.
+        let (text, owned) =
+            apply_json(Some(&text), &[strictest("/permission/bash", "ask")], &owned).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["permission"]["bash"], "ask");
+        // The user's `deny` at `edit` survives the retraction of every other part.
+        assert_eq!(v["permission"]["edit"], "deny");
+        assert_eq!(owned.keys["/permission/bash"], json!("ask"));
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub struct Plan {
     pub writes: Vec<(String, String)>,
     /// Files to delete, sorted.
     pub deletes: Vec<String>,
+    /// The paths of the outputs that are programs ([`Content::Script`]), sorted: a write
+    /// to one of them sets the executable mode (`0o755`), the others `0o644`.
+    pub executable: Vec<String>,
     /// The record to write after `writes` and `deletes` (when its bytes differ).
     pub record: OwnershipRecord,
     /// Differences between disk and what would be written, sorted by path then class;
@@ -39,6 +42,15 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The mode a write to `path` gets.
+    pub fn mode(&self, path: &str) -> u32 {
+        if self.executable.iter().any(|p| p == path) {
+            0o755
+        } else {
+            0o644
+        }
+    }
+
     /// True when a file ContextOS does not own is in the way ([`DriftClass::Unmanaged`])
     /// or two outputs claim one path ([`DriftClass::Collision`]): write nothing.
     pub fn refused(&self) -> bool {
@@ -104,6 +116,7 @@ struct Slot<'a> {
 struct Planner<'a> {
     writes: Vec<(String, String)>,
     deletes: Vec<String>,
+    executable: Vec<String>,
     files: BTreeMap<String, RecordedFile>,
     drift: Vec<Drift>,
     current: &'a Current,
@@ -414,6 +427,7 @@ pub fn plan_targets(
     let mut p = Planner {
         writes: Vec::new(),
         deletes: Vec::new(),
+        executable: Vec::new(),
         files: BTreeMap::new(),
         drift: Vec::new(),
         current,
@@ -434,6 +448,10 @@ pub fn plan_targets(
             };
             match &out.content {
                 Content::Whole { text } => p.whole(at, text)?,
+                Content::Script { text } => {
+                    p.whole(at, text)?;
+                    p.executable.push(path.to_string());
+                }
                 Content::Block { text } => p.block(at, text)?,
                 Content::Json { parts } => p.json(at, parts)?,
                 Content::Toml { keys } => p.toml(at, keys)?,
@@ -487,6 +505,7 @@ pub fn plan_targets(
     Ok(Plan {
         writes: p.writes,
         deletes: p.deletes,
+        executable: p.executable,
         record: OwnershipRecord {
             version: RECORD_VERSION,
             inputs: inputs_sha.to_string(),
@@ -623,6 +642,46 @@ mod tests {
         disk.insert(path.into(), text);
         let p = run(&disk, &outs, Some(&record), "in1");
         (record, p)
+    }
+
+    /// A program output is owned like a whole file and its write gets the executable
+    /// mode; no other write does, and a hand-written program in its place is refused.
+    #[test]
+    fn scripts_are_written_executable_and_owned_like_whole_files() {
+        let script = Output {
+            path: ".clinerules/hooks/PreToolUse".into(),
+            target: Agent::Cline,
+            content: Content::Script {
+                text: "#!/bin/sh\nexec contextos hook cline\n".into(),
+            },
+        };
+        let mut outs = outputs_v1();
+        outs.push(script.clone());
+        let mut disk = user_disk();
+        let p = run(&disk, &outs, None, "in1");
+        assert_eq!(p.executable, [".clinerules/hooks/PreToolUse"]);
+        assert_eq!(p.mode(".clinerules/hooks/PreToolUse"), 0o755);
+        assert_eq!(p.mode(".cursor/rules/contextos.mdc"), 0o644);
+        assert!(p
+            .writes
+            .iter()
+            .any(|(path, text)| path == ".clinerules/hooks/PreToolUse"
+                && text.starts_with("#!/bin/sh")));
+        assert_eq!(
+            p.record.files[".clinerules/hooks/PreToolUse"].kind,
+            FileKind::Whole
+        );
+        apply(&mut disk, &p);
+        let again = run(&disk, &outs, Some(&p.record), "in1");
+        assert!(again.writes.is_empty(), "{:?}", again.writes);
+        let mut mine = user_disk();
+        mine.insert(
+            ".clinerules/hooks/PreToolUse".into(),
+            "#!/bin/sh\necho '{\"cancel\": false}'\n".into(),
+        );
+        let refused = run(&mine, &[script], None, "in1");
+        assert!(refused.refused());
+        assert!(refused.writes.is_empty());
     }
 
     #[test]

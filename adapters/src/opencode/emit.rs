@@ -19,6 +19,10 @@
 //! - `permission.webfetch`: `deny` for a deny net default or an exact deny on every host;
 //!   `ask` likewise when no host is denied.
 //!
+//! Every permission word is written never to loosen: where the user's `opencode.json`
+//! already holds a stricter word at a key ContextOS writes (`"edit": "deny"` where the
+//! policies say `ask`), the user's stays.
+//!
 //! Allow rules are never written. OpenCode runs no ContextOS hook, and its MCP
 //! registration format is not confirmed in the reference notes: no `mcp` key.
 
@@ -29,7 +33,7 @@ use contextos_core::ir::CompiledRule;
 use contextos_core::policy::PolicySet;
 use contextos_core::request::Domain;
 use contextos_grammar::ast::Effect;
-use serde_json::{json, Value};
+use serde_json::json;
 
 pub const CONF_PATH: &str = "opencode.json";
 const SCHEMA: &str = "https://opencode.ai/config.json";
@@ -45,6 +49,16 @@ fn word(e: Effect) -> Option<&'static str> {
         Effect::Deny => Some("deny"),
         Effect::Ask => Some("ask"),
         Effect::Allow => None,
+    }
+}
+
+/// A permission word at `pointer`. OpenCode's words go `allow` < `ask` < `deny`; a
+/// stricter one the user wrote there is kept (compiling never loosens it).
+fn verdict(pointer: String, word: &str) -> JsonPart {
+    JsonPart::Strictest {
+        pointer,
+        value: json!(word),
+        ladder: ["allow", "ask", "deny"].map(|w| json!(w)).to_vec(),
     }
 }
 
@@ -131,10 +145,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
     bash.extend(asks.into_iter().map(|p| (p, "ask")));
     bash.extend(denies.into_iter().map(|p| (p, "deny")));
     for (p, d) in bash {
-        parts.push(JsonPart::Key {
-            pointer: format!("/permission/bash/{}", segment(&p)),
-            value: Value::from(d),
-        });
+        parts.push(verdict(format!("/permission/bash/{}", segment(&p)), d));
     }
     let broad = |domain: Domain, all: &dyn Fn(&CompiledRule) -> bool| -> Option<&'static str> {
         let rules: Vec<&CompiledRule> = set.rules.iter().filter(|r| all(r)).collect();
@@ -158,17 +169,11 @@ pub fn emit(set: &PolicySet) -> Emitted {
     };
     let writes = |r: &CompiledRule| r.domain == Domain::Path && r.ops & WRITE != 0;
     if let Some(d) = broad(Domain::Path, &writes) {
-        parts.push(JsonPart::Key {
-            pointer: "/permission/edit".into(),
-            value: json!(d),
-        });
+        parts.push(verdict("/permission/edit".into(), d));
     }
     let nets = |r: &CompiledRule| r.domain == Domain::Net;
     if let Some(d) = broad(Domain::Net, &nets) {
-        parts.push(JsonPart::Key {
-            pointer: "/permission/webfetch".into(),
-            value: json!(d),
-        });
+        parts.push(verdict("/permission/webfetch".into(), d));
     }
     Emitted {
         outputs: vec![Output {
@@ -184,13 +189,17 @@ pub fn emit(set: &PolicySet) -> Emitted {
 mod tests {
     use super::*;
     use crate::test_support::policies::{content, small};
+    use serde_json::Value;
 
     fn keys(e: &Emitted) -> Vec<(String, Value)> {
         match content(e, CONF_PATH) {
             Some(Content::Json { parts }) => parts
                 .iter()
                 .filter_map(|p| match p {
-                    JsonPart::Key { pointer, value } => Some((pointer.clone(), value.clone())),
+                    JsonPart::Key { pointer, value }
+                    | JsonPart::Strictest { pointer, value, .. } => {
+                        Some((pointer.clone(), value.clone()))
+                    }
                     _ => None,
                 })
                 .collect(),
@@ -230,6 +239,35 @@ mod tests {
             ]
         );
         assert!(e.lossy.iter().any(|l| l.rule == "c"), "{:?}", e.lossy);
+    }
+
+    /// The user's own stricter words in `opencode.json` survive a compile whose
+    /// policies say less (`"edit": "deny"` against our `ask`), and their other keys stay;
+    /// looser ones are tightened.
+    #[test]
+    fn a_users_stricter_value_is_kept_through_the_merge() {
+        let set = small(
+            r#"
+default net = allow;
+@id("a") ask path write "**" because "x";
+@id("b") ask exec "git push *" because "x";
+"#,
+        );
+        let Some(Content::Json { parts }) = content(&emit(&set), CONF_PATH).cloned() else {
+            panic!("no opencode.json parts");
+        };
+        let user = r#"{
+  "model": "anthropic/claude-sonnet-4-5",
+  "permission": {"edit": "deny", "bash": {"git push *": "deny", "*": "allow"}}
+}"#;
+        let (text, _) = crate::merge::apply_json(Some(user), &parts, &Default::default()).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["model"], "anthropic/claude-sonnet-4-5");
+        assert_eq!(v["permission"]["edit"], "deny", "{text}");
+        assert_eq!(v["permission"]["bash"]["git push *"], "deny", "{text}");
+        assert_eq!(v["permission"]["bash"]["git push"], "ask", "{text}");
+        // The user's `"*": "allow"` is looser than the policies' exec default (ask).
+        assert_eq!(v["permission"]["bash"]["*"], "ask", "{text}");
     }
 
     #[test]

@@ -141,8 +141,12 @@ pub(crate) fn check(agent: Agent) {
         let raw: Value =
             serde_json::from_slice(&std::fs::read(fixtures_dir(agent).join(name)).unwrap())
                 .unwrap();
-        // Windsurf sends its `cwd` inside `tool_info`.
-        let cwd = raw["cwd"].as_str().or(raw["tool_info"]["cwd"].as_str());
+        // Windsurf sends its `cwd` inside `tool_info`; Cline none (its first workspace
+        // root is where it runs).
+        let cwd = raw["cwd"]
+            .as_str()
+            .or(raw["tool_info"]["cwd"].as_str())
+            .or(raw["workspaceRoots"][0].as_str());
         assert_eq!(ev.cwd.as_deref(), cwd, "{name}: cwd");
         assert!(ev.session.is_some(), "{name}: session");
         // Where the expectation names a mode, the fixture's own field is what was read.

@@ -8,24 +8,31 @@
 //! to a directory (the nested `AGENTS.md` files) do not reach Zed, which reads no nested
 //! file.
 //!
-//! Instructions only: Zed runs no hook, and its `agent.tool_permissions` settings are not
-//! written (their per-tool pattern format is not confirmed against Zed's documentation).
+//! Enforcement: ContextOS's entries in `.zed/settings.json` `agent.tool_permissions`
+//! ([`super::permissions`]). Zed runs no hook.
 
+use super::permissions::{parts, SETTINGS_PATH};
 use crate::agents_md::emit::agents_md;
 use crate::{Agent, Content, Emitted, Output};
 use contextos_core::policy::PolicySet;
 
 pub fn emit(set: &PolicySet) -> Emitted {
-    Emitted {
-        outputs: vec![Output {
-            path: ".rules".into(),
+    let (parts, lossy) = parts(set);
+    let mut outputs = vec![Output {
+        path: ".rules".into(),
+        target: Agent::Zed,
+        content: Content::Block {
+            text: agents_md(set),
+        },
+    }];
+    if !parts.is_empty() {
+        outputs.push(Output {
+            path: SETTINGS_PATH.into(),
             target: Agent::Zed,
-            content: Content::Block {
-                text: agents_md(set),
-            },
-        }],
-        lossy: Vec::new(),
+            content: Content::Json { parts },
+        });
     }
+    Emitted { outputs, lossy }
 }
 
 #[cfg(test)]

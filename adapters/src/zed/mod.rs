@@ -1,3 +1,4 @@
-//! Zed: its emitter (a managed block in `.rules`).
+//! Zed: its emitter (`.rules`, and `agent.tool_permissions` in `.zed/settings.json`).
 
 pub mod emit;
+pub mod permissions;

@@ -174,8 +174,9 @@ fn compile_run(
             change: Change::Write {
                 path: path.clone(),
                 content: text.clone().into_bytes(),
-                mode: 0o644,
-                exact_mode: false,
+                mode: plan.mode(path),
+                // A hook program must end up executable even where an older copy was not.
+                exact_mode: plan.executable.contains(path),
             },
             precondition: expect(path),
         })

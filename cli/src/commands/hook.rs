@@ -48,6 +48,12 @@ pub enum AgentArg {
     /// Windsurf Cascade `pre_read_code`, `pre_write_code`, `pre_run_command`,
     /// `pre_mcp_tool_use`; the verdict is the exit code (2 blocks), an ask blocks.
     Windsurf(AgentOpts),
+    /// Cline `PreToolUse` (`.clinerules/hooks/PreToolUse`); a `cancel` document, an ask
+    /// cancels.
+    Cline(AgentOpts),
+    /// Kiro CLI `PreToolUse` (`.kiro/hooks/contextos.json`); the verdict is the exit code
+    /// (2 blocks), an ask blocks.
+    Kiro(AgentOpts),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -95,6 +101,8 @@ pub fn run(ctx: &Context, agent: &AgentArg) -> Result<Exit, CliError> {
         AgentArg::Codex(o) => (Agent::Codex, o),
         AgentArg::Gemini(o) => (Agent::Gemini, o),
         AgentArg::Windsurf(o) => (Agent::Windsurf, o),
+        AgentArg::Cline(o) => (Agent::Cline, o),
+        AgentArg::Kiro(o) => (Agent::Kiro, o),
     };
     // A bug must not fail open: a panic answers with the blocking form (exit 101 would
     // be read as "proceed" by every agent but Cursor with failClosed).

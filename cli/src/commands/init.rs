@@ -124,6 +124,111 @@ fn config_text(targets: &[Agent]) -> String {
     )
 }
 
+/// What recording the chosen targets in an existing `contextos.toml` comes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Record {
+    /// The new text: the user's, byte for byte, with `targets` added under `[compile]`.
+    Add(String),
+    /// `[compile] targets` is already there (the user's choice, kept as it is).
+    Present(Vec<String>),
+    /// The file cannot be given the key without rewriting what the user wrote (`compile`
+    /// as an inline table or dotted keys, or text that does not parse): the reason.
+    Cannot(String),
+}
+
+/// The `targets = [...]` line.
+fn targets_line(targets: &[Agent]) -> String {
+    let names: Vec<String> = targets
+        .iter()
+        .map(|t| format!("\"{}\"", t.as_str()))
+        .collect();
+    format!("targets = [{}]\n", names.join(", "))
+}
+
+/// Records `targets` in the user's `contextos.toml` as `[compile] targets`, so a later
+/// `contextos compile` writes for the same agents. Every byte the user wrote stays: the
+/// key goes in right below an explicit `[compile]` header, or a `[compile]` table is
+/// appended; a file that already names its targets is left alone.
+fn record_targets(text: &str, targets: &[Agent]) -> Record {
+    let table: toml::Table = match text.parse() {
+        Ok(t) => t,
+        Err(e) => return Record::Cannot(format!("it does not parse as TOML: {}", e.message())),
+    };
+    let compile = table.get("compile");
+    if let Some(existing) = compile.and_then(|c| c.get("targets")) {
+        let names = existing
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Record::Present(names);
+    }
+    let line = targets_line(targets);
+    let header = text.lines().scan(0usize, |at, l| {
+        let start = *at;
+        *at += l.len() + 1;
+        Some((start, l))
+    });
+    let mut new = None;
+    for (start, l) in header {
+        let t = l.trim();
+        let rest = t.strip_prefix("[compile]").map(str::trim_start);
+        if rest.is_some_and(|r| r.is_empty() || r.starts_with('#')) {
+            let end = (start + l.len() + 1).min(text.len());
+            let sep = if text[..end].ends_with('\n') {
+                ""
+            } else {
+                "\n"
+            };
+            new = Some(format!("{}{sep}{line}{}", &text[..end], &text[end..]));
+            break;
+        }
+    }
+    let new = match new {
+        Some(n) => n,
+        // `compile = { … }` or `compile.x = …`: a `[compile]` header would define it twice.
+        None if compile.is_some()
+            && !text
+                .lines()
+                .any(|l| l.trim_start().starts_with("[compile.")) =>
+        {
+            return Record::Cannot(
+                "`compile` is written there as an inline table or dotted keys".into(),
+            )
+        }
+        None => {
+            let sep = if text.is_empty() || text.ends_with('\n') {
+                ""
+            } else {
+                "\n"
+            };
+            format!(
+                "{text}{sep}\n[compile]\n# The agents `contextos compile` writes configuration for \
+                 (recorded by `contextos init`).\n{line}"
+            )
+        }
+    };
+    // Only a file that still parses and now says exactly this is written.
+    let recorded = new
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("compile")?.get("targets").cloned());
+    let want = toml::Value::Array(
+        targets
+            .iter()
+            .map(|t| toml::Value::String(t.as_str().into()))
+            .collect(),
+    );
+    if recorded.as_ref() == Some(&want) {
+        Record::Add(new)
+    } else {
+        Record::Cannot("the key could not be added without changing what is there".into())
+    }
+}
+
 /// The starter policy: a few rules of the project's own, each with a test that would fail
 /// if the rule stopped doing its job.
 pub const STARTER_POLICY: &str = r#"language 1;
@@ -161,16 +266,68 @@ pub use imp::run;
 #[cfg(feature = "scan")]
 mod imp {
     use super::{
-        config_text, detect, has_policies, Args, CONFIG_PATH, POLICY_PATH, STARTER_POLICY,
+        config_text, detect, has_policies, record_targets, targets_line, Args, Record, CONFIG_PATH,
+        POLICY_PATH, STARTER_POLICY,
     };
     use crate::commands::compile;
     use crate::project::Project;
     use crate::support::{CliError, Context, Exit, Format};
     use contextos_engine::effects::journal::{self, Change, Precondition, Step};
     use contextos_engine::effects::safe_fs::SafeRoot;
+    use contextos_engine::emit::merge::sha256_hex;
     use contextos_engine::emit::Agent;
     use std::path::PathBuf;
     use std::time::Duration;
+
+    /// The step that records `targets` in the user's `contextos.toml` (none when it names
+    /// its targets already or cannot take the key), and what to report.
+    fn record_in_config(
+        root: &std::path::Path,
+        targets: &[Agent],
+    ) -> Result<(Option<Step>, String), CliError> {
+        let text = std::fs::read_to_string(root.join(CONFIG_PATH))
+            .map_err(|e| CliError::Input(format!("{CONFIG_PATH}: cannot be read: {e}")))?;
+        let names = |ts: &[String]| ts.join(", ");
+        Ok(match record_targets(&text, targets) {
+            Record::Add(new) => (
+                Some(Step {
+                    change: Change::Write {
+                        path: CONFIG_PATH.into(),
+                        content: new.into_bytes(),
+                        mode: 0o644,
+                        exact_mode: false,
+                    },
+                    // Written only over the very text read here.
+                    precondition: Precondition::Sha256(sha256_hex(&text)),
+                }),
+                format!(
+                    "kept, with `[compile] targets` added ({}) so `contextos compile` \
+                     writes for these agents",
+                    names(
+                        &targets
+                            .iter()
+                            .map(|t| t.as_str().to_owned())
+                            .collect::<Vec<_>>()
+                    )
+                ),
+            ),
+            Record::Present(existing) => (
+                None,
+                format!(
+                    "kept (already there; never overwritten; its `[compile] targets` = [{}])",
+                    names(&existing)
+                ),
+            ),
+            Record::Cannot(why) => (
+                None,
+                format!(
+                    "kept, without recording the agents ({why}): add `{}` under `[compile]` \
+                     for `contextos compile` to use them",
+                    targets_line(targets).trim_end()
+                ),
+            ),
+        })
+    }
 
     /// What init did to one thing, for the summary.
     struct Done {
@@ -221,7 +378,14 @@ mod imp {
             // A starter policy only where the project has no policy of its own yet.
             let present = root.join(path).exists()
                 || (path == POLICY_PATH && has_policies(&root.join(".contextos/policies")));
-            if present {
+            if present && path == CONFIG_PATH {
+                let (step, done) = record_in_config(&root, &targets)?;
+                scaffold.extend(step);
+                report.push(Done {
+                    what: path.into(),
+                    done,
+                });
+            } else if present {
                 report.push(Done {
                     what: path.into(),
                     done: "kept (already there; never overwritten)".into(),
@@ -353,6 +517,49 @@ mod tests {
         assert_eq!(found[2].1, "~/.codex");
         let none = detect(repo.path(), None);
         assert_eq!(none.len(), 2);
+    }
+
+    /// The user's text stays byte for byte; the key lands under their `[compile]`
+    /// header, or in a `[compile]` table appended; a file naming its targets is left as
+    /// it is, and one whose `compile` cannot take a header is not touched.
+    #[test]
+    fn targets_are_recorded_without_rewriting_the_users_file() {
+        let two = [Agent::Claude, Agent::Cursor];
+        let mine = "# mine\n[policies]\nstdlib = true\n";
+        let Record::Add(new) = record_targets(mine, &two) else {
+            panic!("not added");
+        };
+        assert!(new.starts_with(mine), "{new}");
+        assert!(new.ends_with("[compile]\n# The agents `contextos compile` writes configuration for (recorded by `contextos init`).\ntargets = [\"claude\", \"cursor\"]\n"), "{new}");
+        // Running again finds the key: nothing changes.
+        assert_eq!(
+            record_targets(&new, &[Agent::Zed]),
+            Record::Present(vec!["claude".into(), "cursor".into()])
+        );
+        let with_table = "[compile] # ours\n\n[compile.claude]\nsandbox = true\n";
+        assert_eq!(
+            record_targets(with_table, &two),
+            Record::Add(
+                "[compile] # ours\ntargets = [\"claude\", \"cursor\"]\n\n[compile.claude]\nsandbox = true\n"
+                    .into()
+            )
+        );
+        let sub_only = "[compile.claude]\nsandbox = true";
+        let Record::Add(new) = record_targets(sub_only, &two) else {
+            panic!("not added");
+        };
+        assert!(
+            new.starts_with("[compile.claude]\nsandbox = true\n\n[compile]\n"),
+            "{new}"
+        );
+        assert!(matches!(
+            record_targets("compile = { targets_x = 1 }\n", &two),
+            Record::Cannot(_)
+        ));
+        assert!(matches!(
+            record_targets("[compile\n", &two),
+            Record::Cannot(_)
+        ));
     }
 
     #[test]
