@@ -50,11 +50,20 @@ pub enum Agent {
     /// reads `AGENTS.md` itself (no hook).
     #[serde(rename = "opencode")]
     OpenCode,
+    /// Amp: `.amp/settings.json` `amp.permissions` (native rejects, then every other tool
+    /// call delegated to `contextos`, which answers by exit code and can ask for `Bash`)
+    /// and `amp.mcpServers`; it reads `AGENTS.md` itself.
+    Amp,
+    /// Amazon Q Developer CLI: the custom agent `.amazonq/cli-agents/contextos.json`
+    /// (`deniedCommands`/`deniedPaths`, the `preToolUse` hook — verdict by exit code, no
+    /// ask — MCP, `AGENTS.md` as a resource); used when started with `--agent contextos`.
+    #[serde(rename = "amazonq")]
+    AmazonQ,
 }
 
 impl Agent {
     /// Every compile target, in the order outputs and warnings are sorted by.
-    pub const ALL: [Agent; 14] = [
+    pub const ALL: [Agent; 16] = [
         Agent::AgentsMd,
         Agent::Claude,
         Agent::Cursor,
@@ -69,6 +78,8 @@ impl Agent {
         Agent::Continue,
         Agent::Aider,
         Agent::OpenCode,
+        Agent::Amp,
+        Agent::AmazonQ,
     ];
 
     /// The name used on the command line (`--target`, `contextos hook <name>`), in the
@@ -89,6 +100,8 @@ impl Agent {
             Agent::Continue => "continue",
             Agent::Aider => "aider",
             Agent::OpenCode => "opencode",
+            Agent::Amp => "amp",
+            Agent::AmazonQ => "amazonq",
         }
     }
 
@@ -113,7 +126,8 @@ impl Agent {
 
     /// Whether the agent's instructions come from `AGENTS.md`, so compiling for it
     /// compiles `AGENTS.md` too (`CLAUDE.md` imports it; Gemini CLI is pointed at it;
-    /// Windsurf and Kiro read it for the project-wide guides; Aider is told to read it).
+    /// Windsurf and Kiro read it for the project-wide guides; Aider is told to read it; Amp
+    /// reads it; the Amazon Q agent lists it as a resource).
     pub fn needs_agents_md(self) -> bool {
         matches!(
             self,
@@ -123,6 +137,8 @@ impl Agent {
                 | Agent::Kiro
                 | Agent::Aider
                 | Agent::OpenCode
+                | Agent::Amp
+                | Agent::AmazonQ
         )
     }
 }

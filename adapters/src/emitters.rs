@@ -1,8 +1,8 @@
 //! Runs the chosen agents' emitters: one compiled policy set in, every output out.
 
 use crate::{
-    agents_md, aider, claude, cline, codex, continue_dev, copilot, cursor, gemini, junie, kiro,
-    opencode, windsurf, wiring, zed,
+    agents_md, aider, amazonq, amp, claude, cline, codex, continue_dev, copilot, cursor, gemini,
+    junie, kiro, opencode, windsurf, wiring, zed,
 };
 use crate::{Agent, Emitted, Mode};
 use contextos_core::policy::PolicySet;
@@ -45,6 +45,8 @@ pub fn emit(set: &PolicySet, targets: &[Agent], opts: &EmitOptions) -> Emitted {
             Agent::Continue => continue_dev::emit::emit(set),
             Agent::Aider => aider::emit::emit(set),
             Agent::OpenCode => opencode::emit::emit(set),
+            Agent::Amp => amp::emit::emit(set),
+            Agent::AmazonQ => amazonq::emit::emit(set, opts),
         };
         out.outputs.extend(e.outputs);
         out.outputs.extend(wiring::registration(*t));

@@ -5,7 +5,7 @@ use crate::protocol::answer::{blocked, failure_reason, verdict, Answer, Decision
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{HookEvent, ProtocolError};
 use crate::protocol::fields::parse_object;
-use crate::{claude, cline, codex, copilot, cursor, gemini, kiro, windsurf, Agent};
+use crate::{amazonq, amp, claude, cline, codex, copilot, cursor, gemini, kiro, windsurf, Agent};
 
 /// The hook dialect of `agent`; `None` for an agent without a hook (see
 /// [`Agent::has_hook`]).
@@ -25,6 +25,8 @@ fn dialect(agent: Agent) -> Option<&'static Dialect> {
         Agent::Codex => Some(&codex::hook::DIALECT),
         Agent::Gemini => Some(&gemini::hook::DIALECT),
         Agent::Windsurf => Some(&windsurf::hook::DIALECT),
+        Agent::Amp => Some(&amp::hook::DIALECT),
+        Agent::AmazonQ => Some(&amazonq::hook::DIALECT),
     }
 }
 
@@ -51,7 +53,10 @@ pub fn render(ev: &HookEvent, answer: &Answer) -> Rendered {
     match dialect(ev.agent) {
         Some(d) if d.by_exit => match decision {
             Decision::Allow => Rendered::pass(),
-            Decision::Ask | Decision::Deny => blocked(String::new(), &reason, 2),
+            // Only an event that can ask gets here with an ask (`verdict` turns the others
+            // into a deny): Amp's delegate, where exit 1 asks the operator.
+            Decision::Ask => blocked(String::new(), &reason, 1),
+            Decision::Deny => blocked(String::new(), &reason, 2),
         },
         Some(d) => Rendered {
             stdout: (d.answer)(&ev.event, decision, &reason),
@@ -161,6 +166,8 @@ mod tests {
             (Agent::Codex, String::new(), 2),
             (Agent::Gemini, String::new(), 2),
             (Agent::Windsurf, String::new(), 2),
+            (Agent::Amp, String::new(), 2),
+            (Agent::AmazonQ, String::new(), 2),
             (Agent::Cursor, cursor + "\n", 2),
             (Agent::Copilot, copilot + "\n", 0),
         ] {

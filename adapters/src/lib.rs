@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`agent`] | [`Agent`], the one agent enum (every agent is a compile target; [`Agent::has_hook`] tells which run a hook) |
 //! | [`output`] | what emitters produce: [`Output`], [`Content`], [`JsonPart`], [`Lossy`] |
-//! | `agents_md/`, `claude/`, `codex/`, `copilot/`, `cursor/`, `gemini/`, `windsurf/`, `cline/`, `zed/`, `junie/`, `kiro/`, `continue_dev/`, `aider/`, `opencode/` | one folder per agent: `emit.rs` (its files) and `hook.rs` (its hook dialect; `AGENTS.md` has none) |
+//! | `agents_md/`, `claude/`, `codex/`, `copilot/`, `cursor/`, `gemini/`, `windsurf/`, `cline/`, `zed/`, `junie/`, `kiro/`, `continue_dev/`, `aider/`, `opencode/`, `amp/`, `amazonq/` | one folder per agent: `emit.rs` (its files) and `hook.rs` (its hook dialect; `AGENTS.md` has none) |
 //! | [`emit()`] | runs the chosen agents' emitters |
 //! | [`parse_event`], [`render`], [`render_failure`] | an agent's hook in its own dialect |
 //! | [`protocol`] | what every hook dialect shares: [`HookEvent`], [`Action`], [`Answer`], the JSON field readers, `apply_patch` bodies |
@@ -23,6 +23,8 @@
 pub mod agent;
 pub mod agents_md;
 pub mod aider;
+pub mod amazonq;
+pub mod amp;
 pub mod claude;
 pub mod cline;
 pub mod codex;

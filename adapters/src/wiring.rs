@@ -40,7 +40,7 @@ pub const CLAUDE_WRITE_TOOLS: [&str; 4] = ["Edit", "MultiEdit", "NotebookEdit", 
 
 /// The stdio server entry; `typed` adds `"type": "stdio"` for the files whose schema has
 /// it (Claude Code's `.mcp.json`, VS Code's `.vscode/mcp.json`).
-fn server(typed: bool) -> Value {
+pub(crate) fn server(typed: bool) -> Value {
     let mut v = json!({"command": MCP_COMMAND, "args": MCP_ARGS});
     if typed {
         if let Some(m) = v.as_object_mut() {
@@ -97,6 +97,9 @@ pub fn registration(agent: Agent) -> Vec<Output> {
         // Windsurf reads MCP servers from the user's own `~/.codeium/windsurf/mcp_config.json`
         // only; ContextOS writes no user-level files.
         Agent::Windsurf => Vec::new(),
+        // Amp's registration is in its `.amp/settings.json` output, Amazon Q's in its agent
+        // file: one path has one output.
+        Agent::Amp | Agent::AmazonQ => Vec::new(),
         // Instructions-only targets: no MCP configuration is written for them.
         Agent::Cline
         | Agent::Zed
@@ -157,7 +160,9 @@ pub fn allowlist_notes(agent: Agent, servers: &[String]) -> Vec<Lossy> {
         return Vec::new();
     }
     let what = match agent {
-        Agent::Claude | Agent::AgentsMd | Agent::Gemini => return Vec::new(),
+        // Amazon Q's agent lists the allowed servers in its `tools`.
+        Agent::Claude | Agent::AgentsMd | Agent::Gemini | Agent::AmazonQ => return Vec::new(),
+        Agent::Amp => "Amp has no allowlist of MCP servers (servers in workspace settings wait for each user's `amp mcp approve`)",
         Agent::Cursor => "Cursor has no project allowlist of MCP servers",
         Agent::Copilot => "Copilot (`.vscode/mcp.json`, the CLI) has no project allowlist of MCP servers",
         Agent::Codex => "Codex can disable a server it knows by name but has no allowlist for servers added elsewhere",
@@ -218,6 +223,8 @@ mod tests {
                 agent,
                 Agent::AgentsMd
                     | Agent::Gemini
+                    | Agent::Amp
+                    | Agent::AmazonQ
                     | Agent::Windsurf
                     | Agent::Cline
                     | Agent::Zed
@@ -276,13 +283,14 @@ mod tests {
             pointer: "/mcp/allowed".into(),
             value: json!(["contextos", "github", "memory"])
         }));
-        for agent in [Agent::Cursor, Agent::Copilot, Agent::Codex] {
+        for agent in [Agent::Cursor, Agent::Copilot, Agent::Codex, Agent::Amp] {
             let notes = allowlist_notes(agent, &listed);
             assert_eq!(notes.len(), 1, "{agent:?}");
             assert!(notes[0].message.contains("the hook asks"), "{notes:?}");
             assert!(allowlist_notes(agent, &[]).is_empty());
         }
         assert!(allowlist_notes(Agent::Claude, &listed).is_empty());
+        assert!(allowlist_notes(Agent::AmazonQ, &listed).is_empty());
     }
 
     #[test]

@@ -71,7 +71,7 @@ fn render_in(target: Agent, mode: Mode) -> String {
 }
 
 /// Snapshot names are the file names under `snapshots/` (`emit_snapshots__<name>.snap`).
-const SNAPSHOTS: [(&str, Agent); 14] = [
+const SNAPSHOTS: [(&str, Agent); 16] = [
     ("agents_md", Agent::AgentsMd),
     ("claude_code", Agent::Claude),
     ("cursor", Agent::Cursor),
@@ -86,6 +86,8 @@ const SNAPSHOTS: [(&str, Agent); 14] = [
     ("continue", Agent::Continue),
     ("aider", Agent::Aider),
     ("opencode", Agent::OpenCode),
+    ("amp", Agent::Amp),
+    ("amazon_q", Agent::AmazonQ),
 ];
 
 #[test]

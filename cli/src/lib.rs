@@ -191,7 +191,11 @@ pub fn full() -> ExitCode {
 }
 
 fn main(heavy: HeavyRunner) -> ExitCode {
-    let cli = Cli::parse();
+    let cli = if commands::hook::amp_delegate() {
+        Cli::parse_from(["contextos", "hook", "amp"])
+    } else {
+        Cli::parse()
+    };
     let ctx = Context {
         project: cli.project,
         format: cli.format,

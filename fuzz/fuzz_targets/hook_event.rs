@@ -6,13 +6,15 @@
 use contextos_adapters::{parse_event, render, render_failure, Agent, Answer, Rendered};
 use libfuzzer_sys::fuzz_target;
 
-const AGENTS: [Agent; 6] = [
+const AGENTS: [Agent; 8] = [
     Agent::Claude,
     Agent::Cursor,
     Agent::Copilot,
     Agent::Codex,
     Agent::Gemini,
     Agent::Windsurf,
+    Agent::Amp,
+    Agent::AmazonQ,
 ];
 
 /// Standard output is empty or one JSON value and a newline.

@@ -6,6 +6,7 @@
 )]
 //! End-to-end tests: the real `contextos` binary in real project directories.
 
+mod amp_amazonq;
 mod boundary_run;
 mod boundary_wiring;
 mod compile;

@@ -20,6 +20,15 @@ pub(crate) fn fixture(agent: Agent, name: &str) -> HookEvent {
     parse_event(agent, &bytes).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
+/// Amp's fixture `name` — what Amp writes on stdin, the tool's arguments — decoded as a
+/// call to `tool` (which Amp passes in `AGENT_TOOL_NAME`).
+pub(crate) fn amp_fixture(name: &str, tool: &str) -> HookEvent {
+    let file = fixtures_dir(Agent::Amp).join(name);
+    let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let input = crate::amp::hook::envelope(Some(tool), Some("T-fixture"), &bytes);
+    parse_event(Agent::Amp, &input).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
 pub(crate) fn sh(line: &str) -> Action {
     shell(line)
 }
@@ -103,7 +112,10 @@ pub(crate) fn check(agent: Agent) {
     let mut seen = BTreeSet::new();
     for case in &cases {
         let name = case["file"].as_str().unwrap();
-        let ev = fixture(agent, name);
+        let ev = match agent {
+            Agent::Amp => amp_fixture(name, case["tool"].as_str().unwrap()),
+            _ => fixture(agent, name),
+        };
         // `contextos hook claude` also serves the Copilot CLI, whose events are Copilot's.
         let sender = case["agent"]
             .as_str()
@@ -142,13 +154,21 @@ pub(crate) fn check(agent: Agent) {
             serde_json::from_slice(&std::fs::read(fixtures_dir(agent).join(name)).unwrap())
                 .unwrap();
         // Windsurf sends its `cwd` inside `tool_info`; Cline none (its first workspace
-        // root is where it runs).
-        let cwd = raw["cwd"]
-            .as_str()
-            .or(raw["tool_info"]["cwd"].as_str())
-            .or(raw["workspaceRoots"][0].as_str());
+        // root is where it runs); Amp none (a Bash `cwd` is the command's own directory).
+        let cwd = match agent {
+            Agent::Amp => None,
+            _ => raw["cwd"]
+                .as_str()
+                .or(raw["tool_info"]["cwd"].as_str())
+                .or(raw["workspaceRoots"][0].as_str()),
+        };
         assert_eq!(ev.cwd.as_deref(), cwd, "{name}: cwd");
-        assert!(ev.session.is_some(), "{name}: session");
+        // Amazon Q's hook event carries no session id.
+        assert_eq!(
+            ev.session.is_some(),
+            agent != Agent::AmazonQ,
+            "{name}: session"
+        );
         // Where the expectation names a mode, the fixture's own field is what was read.
         if let Some(mode) = case.get("permission_mode") {
             assert_eq!(ev.permission_mode.as_deref(), mode.as_str(), "{name}: mode");

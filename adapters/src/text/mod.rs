@@ -5,5 +5,6 @@ pub(crate) mod globs;
 pub(crate) mod guides;
 pub(crate) mod ignore;
 pub(crate) mod markdown;
+pub(crate) mod regex;
 pub(crate) mod rules;
 pub(crate) mod yaml;

@@ -20,7 +20,7 @@ use contextos_engine::emit::merge::RECORD_PATH as OWNERSHIP_RECORD;
 
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
-    /// Targets to compile for (comma-separated): agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro, continue, aider, opencode.
+    /// Targets to compile for (comma-separated): agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro, continue, aider, opencode, amp, amazonq.
     /// Default: all of them.
     #[arg(long, value_delimiter = ',', value_name = "T,…")]
     target: Vec<String>,

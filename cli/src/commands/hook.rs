@@ -24,8 +24,8 @@ use crate::support::{CliError, Context, Exit};
 use contextos_engine::effects::decision_log::{DecisionRecord, LogError};
 use contextos_engine::effects::user_key::UserKey;
 use contextos_engine::emit::{
-    can_rewrite, parse_event, render, render_failure, render_routed, wiring, Action, Agent, Answer,
-    HookEvent, Rendered, Route,
+    amp, can_rewrite, parse_event, render, render_failure, render_routed, wiring, Action, Agent,
+    Answer, HookEvent, Rendered, Route,
 };
 use contextos_engine::PathOp;
 use std::io::{Read, Write};
@@ -54,6 +54,24 @@ pub enum AgentArg {
     /// Kiro CLI `PreToolUse` (`.kiro/hooks/contextos.json`); the verdict is the exit code
     /// (2 blocks), an ask blocks.
     Kiro(AgentOpts),
+    /// Amp's `delegate` permission rule: the tool's arguments on stdin, its name in
+    /// `AGENT_TOOL_NAME`; exit 0 allows, 1 asks (`Bash` only), 2 rejects. Amp starts
+    /// `contextos` with no arguments for it, which runs this.
+    Amp(AgentOpts),
+    /// Amazon Q Developer CLI `preToolUse` (`postToolUse` observed); the verdict is the
+    /// exit code (2 blocks), an ask blocks.
+    #[command(name = "amazonq")]
+    AmazonQ(AgentOpts),
+}
+
+/// Whether this process is Amp's delegated permission check: Amp runs the program named
+/// in a `delegate` rule's `to` without arguments, with `AGENT=amp` and the tool's name in
+/// `AGENT_TOOL_NAME`. `contextos` alone then answers as `contextos hook amp`; anywhere
+/// else it prints its usage (exit 2, which Amp reads as a rejection).
+pub fn amp_delegate() -> bool {
+    std::env::args_os().len() == 1
+        && std::env::var_os("AGENT").is_some_and(|a| a == "amp")
+        && std::env::var_os("AGENT_TOOL_NAME").is_some_and(|t| !t.is_empty())
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -103,6 +121,8 @@ pub fn run(ctx: &Context, agent: &AgentArg) -> Result<Exit, CliError> {
         AgentArg::Windsurf(o) => (Agent::Windsurf, o),
         AgentArg::Cline(o) => (Agent::Cline, o),
         AgentArg::Kiro(o) => (Agent::Kiro, o),
+        AgentArg::Amp(o) => (Agent::Amp, o),
+        AgentArg::AmazonQ(o) => (Agent::AmazonQ, o),
     };
     // A bug must not fail open: a panic answers with the blocking form (exit 101 would
     // be read as "proceed" by every agent but Cursor with failClosed).
@@ -149,6 +169,15 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
         return render_failure(
             agent,
             &format!("ContextOS refuses a hook event larger than {MAX_EVENT_BYTES} bytes"),
+        );
+    }
+    // Amp passes the tool's name in the environment and only its arguments on stdin.
+    if agent == Agent::Amp {
+        let var = |k: &str| std::env::var(k).ok();
+        input = amp::hook::envelope(
+            var("AGENT_TOOL_NAME").as_deref(),
+            var("AMP_THREAD_ID").as_deref(),
+            &input,
         );
     }
     let ev = match parse_event(agent, &input) {

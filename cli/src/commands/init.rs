@@ -14,7 +14,7 @@ use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro, continue, aider, opencode).
+    /// The agents to set up, comma-separated (agents, claude, cursor, copilot, codex, gemini, windsurf, cline, zed, junie, kiro, continue, aider, opencode, amp, amazonq).
     /// Default: the ones whose files are found in the repository or the home directory.
     #[arg(long, value_delimiter = ',', value_name = "A,…")]
     pub agents: Vec<String>,
@@ -77,6 +77,12 @@ const SIGNS: &[(Agent, &[&str], &[&str])] = &[
         Agent::OpenCode,
         &["opencode.json", "opencode.jsonc", ".opencode"],
         &[".config/opencode"],
+    ),
+    (Agent::Amp, &[".amp"], &[".config/amp"]),
+    (
+        Agent::AmazonQ,
+        &[".amazonq", "AmazonQ.md"],
+        &[".aws/amazonq"],
     ),
 ];
 
@@ -560,6 +566,36 @@ mod tests {
             record_targets("[compile\n", &two),
             Record::Cannot(_)
         ));
+    }
+
+    /// Amp's workspace settings directory, Amazon Q's workspace directory and rules file,
+    /// and their user directories (`~/.config/amp`, `~/.aws/amazonq`).
+    #[test]
+    fn amp_and_amazon_q_are_detected() {
+        let repo = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(repo.path().join(".amp")).unwrap();
+        std::fs::write(repo.path().join("AmazonQ.md"), "# Rules\n").unwrap();
+        let found = detect(repo.path(), Some(home.path()));
+        assert_eq!(
+            found[1..],
+            [
+                (Agent::Amp, ".amp in the repository".to_string()),
+                (Agent::AmazonQ, "AmazonQ.md in the repository".to_string())
+            ]
+        );
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".config/amp")).unwrap();
+        std::fs::create_dir_all(home.path().join(".aws/amazonq/cli-agents")).unwrap();
+        let found = detect(repo.path(), Some(home.path()));
+        assert_eq!(
+            found[1..],
+            [
+                (Agent::Amp, "~/.config/amp".to_string()),
+                (Agent::AmazonQ, "~/.aws/amazonq".to_string())
+            ]
+        );
+        assert_eq!(detect(repo.path(), None).len(), 1);
     }
 
     #[test]
