@@ -9,10 +9,11 @@
 //!
 //! The layout is ours rather than a zero-copy archive crate's: those validate a whole
 //! archive up front (O(size), the cost this module exists to avoid) or need `unsafe` to
-//! skip it. Every read here is bounds-checked; damaged bytes read as "no such child" or
-//! "empty payload", and the callers treat a payload that does not decode as matching for
-//! deny and ask rules, so damage can only make a verdict stricter. (The policy cache is
-//! authenticated by the caller; this is defence in depth, not the integrity check.)
+//! skip it. Every read here is bounds-checked and damage never panics: a node whose
+//! number or payload does not decode reads as a deny candidate, a damaged child table as
+//! "no such child". That is defence in depth, not the integrity check: the policy cache
+//! is MAC'd by the caller, so damaged bytes never reach this module from a genuine
+//! cache.
 //!
 //! Layout, all integers u32 little-endian, offsets relative to the start of the trie:
 //! ```text

@@ -116,7 +116,10 @@ pub struct PathGlobs {
     patterns: Vec<String>,
     /// Each pattern of a simple shape, matched without a regex; `None` for the others.
     simple: Vec<Option<crate::simple_glob::SimpleGlob>>,
+    /// Every pattern, for text the simple matcher leaves to globset (not ASCII).
     set: OnceLock<Result<GlobSet, String>>,
+    /// The patterns that are not simple, for ASCII text no simple pattern matched.
+    rest: OnceLock<Result<GlobSet, String>>,
 }
 
 impl PathGlobs {
@@ -125,23 +128,29 @@ impl PathGlobs {
         let mut out = Vec::new();
         let mut simple = Vec::new();
         for p in patterns {
-            path_glob(p).map_err(|e| (p.to_string(), e))?;
+            // A simple shape is a valid glob by construction; only the others need
+            // globset's parser to say so (a snapshot decodes many of these per rule).
+            let g = crate::simple_glob::SimpleGlob::parse(p);
+            if g.is_none() {
+                path_glob(p).map_err(|e| (p.to_string(), e))?;
+            }
             out.push(p.to_string());
-            simple.push(crate::simple_glob::SimpleGlob::parse(p));
+            simple.push(g);
         }
         Ok(PathGlobs {
             patterns: out,
             simple,
             set: OnceLock::new(),
+            rest: OnceLock::new(),
         })
     }
     /// The patterns as written.
     pub fn patterns(&self) -> &[String] {
         &self.patterns
     }
-    fn build(&self) -> Result<GlobSet, String> {
+    fn build<'a>(patterns: impl Iterator<Item = &'a String>) -> Result<GlobSet, String> {
         let mut b = GlobSetBuilder::new();
-        for p in &self.patterns {
+        for p in patterns {
             b.add(path_glob(p)?);
         }
         b.build().map_err(|e| e.to_string())
@@ -149,21 +158,31 @@ impl PathGlobs {
     /// Whether any pattern matches the whole of `s`; errors only when the set cannot be built
     /// (size limits), which callers resolve to the stricter outcome.
     pub fn is_match(&self, s: &str) -> Result<bool, String> {
-        // Simple globs answer directly; the compiled set is built only when a pattern is
-        // not simple (or the text is not ASCII) and no simple one matched.
-        let mut rest = false;
-        for g in &self.simple {
-            match g.as_ref().and_then(|g| g.is_match(s)) {
-                Some(true) => return Ok(true),
-                Some(false) => {}
-                None => rest = true,
+        let (cell, patterns): (_, Box<dyn Iterator<Item = &String>>) = if s.is_ascii() {
+            // Simple globs answer directly; the others are compiled (on first use) into a
+            // set of their own, consulted only when no simple one matched.
+            let mut rest = false;
+            for g in &self.simple {
+                match g {
+                    Some(g) if g.is_match(s) == Some(true) => return Ok(true),
+                    Some(_) => {}
+                    None => rest = true,
+                }
             }
-        }
-        if !rest && self.set.get().is_none() {
-            return Ok(false);
-        }
-        self.set
-            .get_or_init(|| self.build())
+            if !rest {
+                return Ok(false);
+            }
+            let others = self
+                .patterns
+                .iter()
+                .zip(&self.simple)
+                .filter(|(_, g)| g.is_none())
+                .map(|(p, _)| p);
+            (&self.rest, Box::new(others))
+        } else {
+            (&self.set, Box::new(self.patterns.iter()))
+        };
+        cell.get_or_init(|| Self::build(patterns))
             .as_ref()
             .map(|set| set.is_match(s))
             .map_err(Clone::clone)
@@ -171,7 +190,7 @@ impl PathGlobs {
     /// Builds the set now, reporting an error `check` should show.
     pub fn warm(&self) -> Result<(), String> {
         self.set
-            .get_or_init(|| self.build())
+            .get_or_init(|| Self::build(self.patterns.iter()))
             .as_ref()
             .map(|_| ())
             .map_err(Clone::clone)

@@ -12,15 +12,10 @@
 use crate::frozen::{put_u32, u32s, Bytes, Node, Trie, TrieBuilder};
 use crate::ir::{CompiledRule, ALL_OPS};
 use crate::request::{Domain, NetOp, PathOp, Request, RequestKind};
-use crate::rules::Rules;
+use crate::rules::{Rules, DAMAGED};
 use contextos_grammar::ast::Effect;
 use globset::{GlobSet, GlobSetBuilder};
 use std::sync::OnceLock;
-
-/// The candidate standing for an index node whose bytes do not decode: the rule set
-/// answers it with a deny rule (see [`Rules::get`]), so damage can only make a verdict
-/// stricter.
-pub(crate) const DAMAGED: usize = usize::MAX;
 
 /// The tries of one index, in a fixed order: the sections of a snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

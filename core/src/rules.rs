@@ -15,6 +15,10 @@ use std::sync::OnceLock;
 /// The id of the rule that stands for damaged snapshot bytes.
 pub const DAMAGED_RULE_ID: &str = "contextos.snapshot-damaged";
 
+/// The candidate the index reports for a node whose bytes do not decode: [`Rules::get`]
+/// answers it with a deny rule, never with no rule.
+pub(crate) const DAMAGED: usize = usize::MAX;
+
 /// Decodes one rule's bytes; `None` when they do not decode.
 pub(crate) type DecodeRule = Box<dyn Fn(&[u8]) -> Option<CompiledRule> + Send + Sync>;
 
@@ -116,17 +120,20 @@ impl Rules {
         self.len() == 0
     }
 
-    /// Rule `i` in load order. For a snapshot's rules, bytes that do not decode come back
-    /// as a deny rule with id [`DAMAGED_RULE_ID`] in the rule's own domain (never as no
-    /// rule, which could let a request through that the lost rule denied).
+    /// Rule `i` in load order. For a snapshot's rules, bytes that do not decode, and an
+    /// index past the table, come back as a deny rule with id [`DAMAGED_RULE_ID`] (never
+    /// as no rule, which could let a request through that the lost rule denied).
     pub fn get(&self, i: usize) -> Option<&CompiledRule> {
-        if i == crate::index::DAMAGED {
+        if i == DAMAGED {
             return Some(self.damaged(None));
         }
         match &self.repr {
             Repr::Owned(v) => v.get(i),
             Repr::Frozen(f) => {
-                let cell = f.cells.get(i)?;
+                // An index naming a rule past the table is damage too: a deny, not nothing.
+                let Some(cell) = f.cells.get(i) else {
+                    return Some(self.damaged(None));
+                };
                 Some(cell.get_or_init(|| {
                     let entry = i * ENTRY;
                     let t = f.table.as_slice();
@@ -204,6 +211,9 @@ impl<'a> Iterator for Iter<'a> {
     type Item = &'a CompiledRule;
 
     fn next(&mut self) -> Option<&'a CompiledRule> {
+        if self.next >= self.rules.len() {
+            return None;
+        }
         let r = self.rules.get(self.next)?;
         self.next += 1;
         Some(r)

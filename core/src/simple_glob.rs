@@ -37,7 +37,7 @@ impl SimpleGlob {
     /// The glob's tokens, or `None` when it is not of a simple shape.
     pub(crate) fn parse(pattern: &str) -> Option<SimpleGlob> {
         // Non-ASCII text: globset matches bytes there (`?` is not one `é`); left to it.
-        if !pattern.is_ascii() {
+        if !pattern.is_ascii() || pattern.is_empty() {
             return None;
         }
         if pattern == "**" {
@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn classes_alternations_and_inner_double_stars_are_not_simple() {
         for p in [
-            "[ab]", "{a,b}", "a**", "**a", "a/**b", "x\\", "**/", "**/**", "é*",
+            "[ab]", "{a,b}", "a**", "**a", "a/**b", "x\\", "**/", "**/**", "é*", "",
         ] {
             assert_eq!(SimpleGlob::parse(p), None, "{p}");
         }

@@ -40,7 +40,7 @@ pub(crate) enum Caller {
 /// The caller, from the payload's keys. Only positive evidence moves an event off Claude
 /// Code's reading, and every reading fails closed on fields it needs and cannot find.
 pub(crate) fn caller(obj: &Obj) -> Caller {
-    if !obj.contains_key("hook_event_name") && obj.contains_key("hookEventName") {
+    if crate::claude::vscode::is_payload(obj) {
         return Caller::VsCode;
     }
     let tool = obj.get("tool_name").and_then(serde_json::Value::as_str);

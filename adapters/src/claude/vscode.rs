@@ -229,3 +229,10 @@ fn replacement(obj: &Obj) -> Option<Edit> {
     let old = text_of(obj, &["oldString", "old_string"]).unwrap_or_default();
     Some(edit(file, old, new, false))
 }
+
+/// Whether a payload is VS Code's: the camelCase `hookEventName` key without Claude's
+/// `hook_event_name`. Shared by `hook claude` and `hook copilot`, whose files VS Code's
+/// agent hooks both load.
+pub(crate) fn is_payload(obj: &crate::protocol::fields::Obj) -> bool {
+    !obj.contains_key("hook_event_name") && obj.contains_key("hookEventName")
+}

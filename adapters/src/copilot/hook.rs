@@ -26,7 +26,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
 };
 
 /// A Copilot event, in either dialect; also what `contextos hook claude` hands over when
-/// the Copilot CLI runs the hooks of `.claude/settings.json` ([`crate::claude::hook::caller`]).
+/// the Copilot CLI runs the hooks of `.claude/settings.json` (`hook claude` tells it apart).
 pub(crate) fn parse_object(obj: &Obj) -> Result<HookEvent, ProtocolError> {
     // VS Code's agent hooks load `.github/hooks/*.json` too and send their own payload
     // (`hookEventName` beside `tool_name`/`tool_input`, VS Code's tool names); read as
@@ -100,7 +100,7 @@ pub(crate) fn parse_object(obj: &Obj) -> Result<HookEvent, ProtocolError> {
 /// native dialect pairs `hookEventName` with `toolName`/`toolArgs`, its Claude-compatible
 /// one `hook_event_name` with `tool_name`/`tool_input`.
 fn is_vscode(obj: &Obj) -> bool {
-    crate::claude::hook::caller(obj) == crate::claude::hook::Caller::VsCode
+    crate::claude::vscode::is_payload(obj)
         && ["tool_name", "tool_input"]
             .iter()
             .any(|k| obj.contains_key(*k))
