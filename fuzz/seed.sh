@@ -35,7 +35,7 @@ done
 # Hook payloads: each agent's fixtures, behind the byte that picks the agent (the order
 # of AGENTS in fuzz_targets/hook_event.rs).
 i=0
-for agent in claude cursor copilot codex gemini windsurf; do
+for agent in claude cursor copilot codex gemini windsurf amp amazonq cline kiro; do
   dir="$root/tests/e2e/fixtures/hooks/$agent"
   if [ -d "$dir" ]; then
     find "$dir" -name '*.json' -type f | while read -r f; do

@@ -6,7 +6,7 @@
 use contextos_adapters::{parse_event, render, render_failure, Agent, Answer, Rendered};
 use libfuzzer_sys::fuzz_target;
 
-const AGENTS: [Agent; 8] = [
+const AGENTS: [Agent; 10] = [
     Agent::Claude,
     Agent::Cursor,
     Agent::Copilot,
@@ -15,6 +15,8 @@ const AGENTS: [Agent; 8] = [
     Agent::Windsurf,
     Agent::Amp,
     Agent::AmazonQ,
+    Agent::Cline,
+    Agent::Kiro,
 ];
 
 /// Standard output is empty or one JSON value and a newline.
