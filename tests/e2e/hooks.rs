@@ -820,17 +820,21 @@ fn an_explicit_allow_is_sent_only_for_an_allow_rule_and_defaults_stay_silent() {
     assert_eq!(h.verdict(), "deny", "{}", h.stdout);
 }
 
+/// `make test` through the Claude hook with `--trace`: the verdict and how the policies
+/// were loaded.
+fn traced(p: &Proj) -> (String, String) {
+    let h = p.hook(
+        "claude",
+        &claude_bash("make test"),
+        &["--trace", "--no-log"],
+    );
+    (h.verdict(), h.stderr)
+}
+
 #[test]
 fn the_policy_cache_is_rebuilt_when_stale_and_never_trusted_when_tampered() {
     let p = Proj::new();
-    let trace = |p: &Proj| {
-        let h = p.hook(
-            "claude",
-            &claude_bash("make test"),
-            &["--trace", "--no-log"],
-        );
-        (h.verdict(), h.stderr)
-    };
+    let trace = traced;
     assert!(trace(&p).1.contains("policy cache rebuilt"));
     assert!(trace(&p).1.contains("policy cache hit"));
     // A policy change makes the cache stale.
@@ -872,14 +876,7 @@ fn the_policy_cache_is_rebuilt_when_stale_and_never_trusted_when_tampered() {
 #[test]
 fn a_stamped_cache_is_trusted_only_while_no_file_changed() {
     let p = Proj::new();
-    let trace = |p: &Proj| {
-        let h = p.hook(
-            "claude",
-            &claude_bash("make test"),
-            &["--trace", "--no-log"],
-        );
-        (h.verdict(), h.stderr)
-    };
+    let trace = traced;
     let policy = p.root().join(".contextos/policies/main.policy");
     let settle = || std::thread::sleep(std::time::Duration::from_millis(3_300));
     p.policy("language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n");

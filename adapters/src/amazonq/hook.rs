@@ -12,7 +12,6 @@
 //! `glob` (`pattern`, `path`), `grep` (`pattern`, `path`, `include`), `web_fetch`
 //! (`url`), `web_search` (`query`), and MCP tools as `@server/tool`.
 
-use crate::protocol::answer::Decision;
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
@@ -25,7 +24,7 @@ use serde_json::Value;
 
 pub(crate) const DIALECT: Dialect = Dialect {
     parse,
-    answer,
+    answer: crate::protocol::dialect::no_document,
     failure: Failure::ExitTwo,
     by_exit: true,
 };
@@ -182,11 +181,6 @@ fn q_edits(tool: &str, input: &Obj) -> Vec<Edit> {
             .unwrap_or_default(),
         _ => Vec::new(),
     }
-}
-
-/// Never called: the verdict is the exit code ([`Dialect::by_exit`]).
-fn answer(_event: &str, _decision: Decision, _reason: &str) -> String {
-    String::new()
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@
 //! asking as working for `Bash` alone in its VS Code extension, so elsewhere an ask is a
 //! reject that says so.
 
-use crate::protocol::answer::Decision;
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
 use crate::protocol::fields::{
@@ -27,7 +26,7 @@ use serde_json::{Map, Value};
 
 pub(crate) const DIALECT: Dialect = Dialect {
     parse,
-    answer,
+    answer: crate::protocol::dialect::no_document,
     failure: Failure::ExitTwo,
     by_exit: true,
 };
@@ -130,11 +129,6 @@ fn amp_edits(tool: &str, input: &Obj) -> Vec<Edit> {
             .unwrap_or_default(),
         _ => Vec::new(),
     }
-}
-
-/// Never called: the verdict is the exit code ([`Dialect::by_exit`]).
-fn answer(_event: &str, _decision: Decision, _reason: &str) -> String {
-    String::new()
 }
 
 #[cfg(test)]

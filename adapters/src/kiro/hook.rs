@@ -11,7 +11,6 @@
 //! `path`; `fs_read` / `read` with `path` or `operations[].path`). A tool this table does
 //! not know is still looked at: a `path` it carries is judged as both a read and a write.
 
-use crate::protocol::answer::Decision;
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{Action, Edit, HookEvent, ProtocolError};
 use crate::protocol::fields::{
@@ -22,7 +21,7 @@ use contextos_core::PathOp;
 
 pub(crate) const DIALECT: Dialect = Dialect {
     parse,
-    answer,
+    answer: crate::protocol::dialect::no_document,
     failure: Failure::ExitTwo,
     by_exit: true,
 };
@@ -120,11 +119,6 @@ fn edits(tool: &str, input: &Obj) -> Vec<Edit> {
         )],
         (None, None) => Vec::new(),
     }
-}
-
-/// Not used: the verdict is the exit code ([`Dialect::by_exit`]).
-fn answer(_event: &str, _decision: Decision, _reason: &str) -> String {
-    String::new()
 }
 
 #[cfg(test)]

@@ -19,6 +19,12 @@ pub(crate) struct Dialect {
     pub by_exit: bool,
 }
 
+/// [`Dialect::answer`] for the dialects whose verdict is the exit code alone
+/// ([`Dialect::by_exit`]): they never read a document.
+pub(crate) fn no_document(_event: &str, _decision: Decision, _reason: &str) -> String {
+    String::new()
+}
+
 /// How an agent is made to block when ContextOS cannot decide.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Failure {

@@ -6,7 +6,6 @@
 //! document: exit 2 blocks a `pre_*` action and shows stderr, exit 0 lets it run. Cascade
 //! cannot ask, so an ask blocks too (saying so), and a failure is the same exit 2.
 
-use crate::protocol::answer::Decision;
 use crate::protocol::dialect::{Dialect, Failure};
 use crate::protocol::event::{Action, Edit, HookEvent, McpEndpoint, ProtocolError};
 use crate::protocol::fields::{
@@ -18,7 +17,7 @@ use serde_json::Value;
 
 pub(crate) const DIALECT: Dialect = Dialect {
     parse,
-    answer,
+    answer: crate::protocol::dialect::no_document,
     failure: Failure::ExitTwo,
     by_exit: true,
 };
@@ -114,11 +113,6 @@ fn write_edits(file: &str, info: &Obj) -> Vec<Edit> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// Never called: the verdict is the exit code ([`Dialect::by_exit`]).
-fn answer(_event: &str, _decision: Decision, _reason: &str) -> String {
-    String::new()
 }
 
 #[cfg(test)]
