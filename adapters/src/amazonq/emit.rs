@@ -50,10 +50,6 @@ const RESOURCES: [&str; 4] = [
     "file://.amazonq/rules/**/*.md",
 ];
 
-fn exact(r: &CompiledRule) -> bool {
-    r.clauses.is_empty() && r.analyzable && r.role.is_none()
-}
-
 fn note(r: &CompiledRule, message: &str) -> Lossy {
     Lossy {
         target: Agent::AmazonQ,
@@ -86,7 +82,7 @@ pub fn emit(set: &PolicySet, opts: &EmitOptions) -> Emitted {
             ));
             continue;
         }
-        if !exact(r) {
+        if !crate::text::rules::unconditioned(r) {
             n.lossy.push(note(
                 r,
                 "conditions, roles and scripts are not expressible in `toolsSettings`: no \

@@ -45,10 +45,6 @@ const SLASH: &[char] = &['/'];
 /// Amp's file tools that write (`undo_edit` restores an earlier content).
 const WRITE_TOOLS: [&str; 3] = ["create_file", "edit_file", "undo_edit"];
 
-fn exact(r: &CompiledRule) -> bool {
-    r.clauses.is_empty() && r.analyzable && r.role.is_none()
-}
-
 fn note(r: &CompiledRule, message: &str) -> Lossy {
     Lossy {
         target: Agent::Amp,
@@ -99,7 +95,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
             }
             continue;
         }
-        if !exact(r) {
+        if !crate::text::rules::unconditioned(r) {
             lossy.push(note(
                 r,
                 "conditions, roles and scripts are not expressible in `amp.permissions`: no \

@@ -648,7 +648,7 @@ pub(crate) mod tests {
                 for entry in &mine {
                     assert!(!allow.contains(entry), "{}: {entry} in allow", r.id);
                 }
-                let exact = r.clauses.is_empty() && r.analyzable && r.role.is_none();
+                let exact = crate::text::rules::unconditioned(r);
                 let globbed = r
                     .exec_patterns
                     .iter()

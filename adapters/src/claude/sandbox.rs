@@ -29,7 +29,6 @@ use crate::text::markdown::md_code;
 use crate::text::rules::sorted_rules;
 use crate::{Agent, JsonPart, Lossy};
 use contextos_core::glob::head_globs;
-use contextos_core::ir::CompiledRule;
 use contextos_core::policy::PolicySet;
 use contextos_core::request::Domain;
 use contextos_grammar::ast::Effect;
@@ -38,10 +37,6 @@ use std::collections::BTreeSet;
 
 const READ: u8 = 0b001;
 const WRITE: u8 = 0b010;
-
-fn exact(r: &CompiledRule) -> bool {
-    r.clauses.is_empty() && r.analyzable && r.role.is_none()
-}
 
 /// A rule-head path pattern as sandbox paths (see the module notes for the anchors).
 pub(crate) fn sandbox_paths(pattern: &str) -> Vec<String> {
@@ -80,13 +75,16 @@ pub fn sandbox_parts(set: &PolicySet) -> (Vec<JsonPart>, Vec<Lossy>) {
     let mut denied: BTreeSet<String> = BTreeSet::new();
     let mut allowed: BTreeSet<String> = BTreeSet::new();
     let mut lossy = Vec::new();
-    let conditional_net = set
-        .rules
-        .iter()
-        .any(|r| r.domain == Domain::Net && r.effect != Effect::Allow && !exact(r));
+    let conditional_net = set.rules.iter().any(|r| {
+        r.domain == Domain::Net
+            && r.effect != Effect::Allow
+            && !crate::text::rules::unconditioned(r)
+    });
     for r in sorted_rules(set) {
         match (r.domain, r.effect) {
-            (Domain::Path, Effect::Deny) if exact(r) && !r.patterns.is_empty() => {
+            (Domain::Path, Effect::Deny)
+                if crate::text::rules::unconditioned(r) && !r.patterns.is_empty() =>
+            {
                 for p in &r.patterns {
                     let paths = sandbox_paths(p);
                     if r.ops & READ != 0 {
@@ -103,7 +101,7 @@ pub fn sandbox_parts(set: &PolicySet) -> (Vec<JsonPart>, Vec<Lossy>) {
                     continue;
                 }
                 denied.extend(hosts.into_iter().cloned());
-                if r.effect == Effect::Ask || !exact(r) {
+                if r.effect == Effect::Ask || !crate::text::rules::unconditioned(r) {
                     lossy.push(Lossy {
                         target: Agent::Claude,
                         rule: r.id.clone(),
@@ -117,7 +115,9 @@ pub fn sandbox_parts(set: &PolicySet) -> (Vec<JsonPart>, Vec<Lossy>) {
                     });
                 }
             }
-            (Domain::Net, Effect::Allow) if exact(r) && !conditional_net => {
+            (Domain::Net, Effect::Allow)
+                if crate::text::rules::unconditioned(r) && !conditional_net =>
+            {
                 allowed.extend(r.patterns.iter().filter(|p| is_domain(p)).cloned());
             }
             _ => {}

@@ -52,7 +52,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
         if rule.domain != Domain::Exec {
             continue;
         }
-        let exact = rule.clauses.is_empty() && rule.analyzable && rule.role.is_none();
+        let exact = crate::text::rules::unconditioned(rule);
         if !exact {
             if rule.effect != Effect::Allow {
                 note(

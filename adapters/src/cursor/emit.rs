@@ -142,7 +142,7 @@ pub fn emit(set: &PolicySet, with_agents_md: bool) -> Emitted {
 fn cli_denies(set: &PolicySet) -> Vec<String> {
     let mut out = std::collections::BTreeSet::new();
     for r in set.rules.iter() {
-        let exact = r.clauses.is_empty() && r.analyzable && r.role.is_none();
+        let exact = crate::text::rules::unconditioned(r);
         if r.effect != Effect::Deny || !exact {
             continue;
         }

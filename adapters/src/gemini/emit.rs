@@ -146,7 +146,7 @@ fn policy_toml(set: &PolicySet) -> (String, Vec<Lossy>) {
         } else {
             (ASK_PRIORITY, "ask_user")
         };
-        let exact = r.clauses.is_empty() && r.analyzable && r.role.is_none();
+        let exact = crate::text::rules::unconditioned(r);
         if !exact {
             lossy.push(note(
                 r,

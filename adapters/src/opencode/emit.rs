@@ -40,10 +40,6 @@ const SCHEMA: &str = "https://opencode.ai/config.json";
 /// The write bit of a path rule's `ops`.
 const WRITE: u8 = 0b010;
 
-fn exact(r: &CompiledRule) -> bool {
-    r.clauses.is_empty() && r.analyzable && r.role.is_none()
-}
-
 fn word(e: Effect) -> Option<&'static str> {
     match e {
         Effect::Deny => Some("deny"),
@@ -86,7 +82,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
         let Some(decision) = word(r.effect) else {
             continue;
         };
-        if !exact(r) {
+        if !crate::text::rules::unconditioned(r) {
             note(
                 r,
                 "conditions, roles and scripts are not expressible in `permission.bash`: no \
@@ -154,7 +150,7 @@ pub fn emit(set: &PolicySet) -> Emitted {
             set.rules.iter().any(|r| {
                 r.domain == domain
                     && r.effect == e
-                    && exact(r)
+                    && crate::text::rules::unconditioned(r)
                     && all(r)
                     && r.patterns.iter().any(|p| is_match_all_path(p))
             }) || set.defaults[domain.index()] == e

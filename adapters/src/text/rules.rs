@@ -5,6 +5,13 @@ use contextos_core::ir::{CompiledRule, Cond, ExecPattern, Word, ALL_OPS};
 use contextos_core::policy::PolicySet;
 use contextos_core::request::{Domain, PathOp};
 
+/// Whether a rule holds for every request its head matches — no condition, no script, no
+/// role — so a target's static list can carry it exactly; any other rule is left to the
+/// hook (or made stricter with a `lossy` note).
+pub(crate) fn unconditioned(r: &CompiledRule) -> bool {
+    r.clauses.is_empty() && r.analyzable && r.role.is_none()
+}
+
 /// `` `id` (severity): deny path write `x` — because `` — one list item; with `with_role`,
 /// the role joins the severity in the parentheses.
 pub(crate) fn rule_line(r: &CompiledRule, with_role: bool) -> String {

@@ -45,10 +45,6 @@ const WRITE_TOOLS: [&str; 4] = ["copy_path", "create_directory", "edit_file", "m
 /// The tools that delete (or move away) a path.
 const DELETE_TOOLS: [&str; 2] = ["delete_path", "move_path"];
 
-fn exact(r: &CompiledRule) -> bool {
-    r.clauses.is_empty() && r.analyzable && r.role.is_none()
-}
-
 /// The list an effect goes into; `None` for allow (never written).
 fn list(e: Effect) -> Option<&'static str> {
     match e {
@@ -189,7 +185,7 @@ pub fn parts(set: &PolicySet) -> (Vec<JsonPart>, Vec<Lossy>) {
         };
         match r.domain {
             Domain::Exec => {
-                if !exact(r) {
+                if !crate::text::rules::unconditioned(r) {
                     note(
                         r,
                         "conditions, roles and scripts are not expressible in Zed's \
@@ -230,7 +226,7 @@ pub fn parts(set: &PolicySet) -> (Vec<JsonPart>, Vec<Lossy>) {
                 if !covered {
                     continue;
                 }
-                if !exact(r) {
+                if !crate::text::rules::unconditioned(r) {
                     note(
                         r,
                         "conditions, roles and scripts are not expressible in Zed's \
@@ -261,7 +257,7 @@ pub fn parts(set: &PolicySet) -> (Vec<JsonPart>, Vec<Lossy>) {
                 }
             }
             Domain::Net => {
-                if exact(r)
+                if crate::text::rules::unconditioned(r)
                     && (r.patterns.is_empty() || r.patterns.iter().any(|p| is_match_all_path(p)))
                 {
                     t.set_default("fetch", word);
