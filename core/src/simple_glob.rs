@@ -8,9 +8,13 @@
 //! [`crate::glob::path_glob`] (globset with `literal_separator` and `backslash_escape`):
 //! `*` and `?` never match `/`; `**/` at the start matches nothing or any leading
 //! directories; `/**` at the end matches `/` and anything after it; `/**/` matches one
-//! `/` or any directories between two; `**` alone matches everything. Globs with classes
-//! or alternations (`[…]`, `{…}`), or a `**` inside a segment, are not simple: the caller
-//! compiles those as before. A differential property test holds this to globset.
+//! `/` or any directories between two; `**` alone matches everything. A class of plain
+//! characters and letter or digit ranges (`[=@]`, `[a-z0-9_]`) matches one of them; the
+//! stdlib writes `*[=@]~/.ssh/**` for `--key=~/.ssh/id` and `user@~/...`, and compiling
+//! those few classes into a set was a quarter of a hook call. Negated classes, classes
+//! holding `/`, `\`, `[`, `:` or a `-` outside a range, alternations (`{…}`) and a `**`
+//! inside a segment are not simple: the caller compiles those as before. A differential
+//! property test holds this to globset.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tok {
@@ -27,11 +31,50 @@ enum Tok {
     RecSuffix,
     /// A middle `/**/`: `/`, or anything that starts and ends with `/`.
     RecMid,
+    /// `[…]`: one character of the set (index into the glob's class list).
+    Class(usize),
+}
+
+/// Inclusive character ranges of a class; a single character is a range of one.
+type Ranges = Vec<(char, char)>;
+
+/// Parses the class body after `[` up to and including `]`: the ranges and how many chars
+/// it took, or `None` when the class is not of the plain shape this matcher handles.
+fn parse_class(chars: &[char]) -> Option<(Ranges, usize)> {
+    let plain = |c: char| {
+        c.is_ascii_graphic() && !matches!(c, '/' | '\\' | '[' | ']' | ':' | '-' | '!' | '^')
+    };
+    let mut ranges = Ranges::new();
+    let mut i = 0;
+    loop {
+        let c = *chars.get(i)?;
+        if c == ']' && !ranges.is_empty() {
+            return Some((ranges, i + 1));
+        }
+        if !plain(c) {
+            return None;
+        }
+        if chars.get(i + 1) == Some(&'-') {
+            let end = *chars.get(i + 2)?;
+            // Only letter and digit ranges of one kind: no range can span `/`.
+            let same_kind = (c.is_ascii_lowercase() && end.is_ascii_lowercase())
+                || (c.is_ascii_uppercase() && end.is_ascii_uppercase())
+                || (c.is_ascii_digit() && end.is_ascii_digit());
+            if !same_kind || end < c {
+                return None;
+            }
+            ranges.push((c, end));
+            i += 3;
+        } else {
+            ranges.push((c, c));
+            i += 1;
+        }
+    }
 }
 
 /// A glob of a simple shape, ready to match.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SimpleGlob(Vec<Tok>);
+pub(crate) struct SimpleGlob(Vec<Tok>, Vec<Ranges>);
 
 impl SimpleGlob {
     /// The glob's tokens, or `None` when it is not of a simple shape.
@@ -41,10 +84,11 @@ impl SimpleGlob {
             return None;
         }
         if pattern == "**" {
-            return Some(SimpleGlob(vec![Tok::All]));
+            return Some(SimpleGlob(vec![Tok::All], Vec::new()));
         }
         let chars: Vec<char> = pattern.chars().collect();
         let mut toks = Vec::with_capacity(chars.len());
+        let mut classes = Vec::new();
         let mut i = 0;
         // Whether the last token is an unescaped `/` (a `**` after it is a whole segment).
         let mut after_slash = false;
@@ -56,7 +100,13 @@ impl SimpleGlob {
                     toks.push(Tok::Lit(next?));
                     i += 2;
                 }
-                '[' | ']' | '{' | '}' => return None,
+                '[' => {
+                    let (ranges, took) = parse_class(chars.get(i + 1..)?)?;
+                    toks.push(Tok::Class(classes.len()));
+                    classes.push(ranges);
+                    i += 1 + took;
+                }
+                ']' | '{' | '}' => return None,
                 '?' => {
                     toks.push(Tok::One);
                     i += 1;
@@ -94,7 +144,7 @@ impl SimpleGlob {
                 }
             }
         }
-        Some(SimpleGlob(toks))
+        Some(SimpleGlob(toks, classes))
     }
 
     /// Whether the glob matches the whole of `s`; `None` for non-ASCII text, which the
@@ -123,6 +173,12 @@ impl SimpleGlob {
             Some(Tok::Lit(c)) => rest.first() == Some(c) && self.at(t + 1, p + 1, s, memo),
             Some(Tok::One) => {
                 rest.first().is_some_and(|c| *c != '/') && self.at(t + 1, p + 1, s, memo)
+            }
+            Some(Tok::Class(k)) => {
+                let ranges = self.1.get(*k).map(Vec::as_slice).unwrap_or_default();
+                rest.first()
+                    .is_some_and(|c| ranges.iter().any(|(lo, hi)| (lo..=hi).contains(&c)))
+                    && self.at(t + 1, p + 1, s, memo)
             }
             Some(Tok::Star) => {
                 let run = rest.iter().take_while(|c| **c != '/').count();
@@ -191,6 +247,11 @@ mod tests {
             "**/a/**/b/**",
             "/**",
             "/**/a",
+            "*[=@]~/.ssh/**",
+            "*[=@]/**/.ssh/**",
+            "[ab]",
+            "x[a-c0-9_]y",
+            "[.]env",
         ];
         let subjects = [
             "",
@@ -228,6 +289,15 @@ mod tests {
             "id_rsa",
             "é",
             "é/é",
+            "--key=~/.ssh/id",
+            "u@~/.ssh/x",
+            "~/.ssh/id",
+            "-i=/home/u/.ssh/id",
+            "x_y",
+            "x5y",
+            "xdy",
+            ".env",
+            "b",
         ];
         for p in patterns {
             let g = SimpleGlob::parse(p).unwrap_or_else(|| panic!("{p} is simple"));
@@ -244,7 +314,27 @@ mod tests {
     #[test]
     fn classes_alternations_and_inner_double_stars_are_not_simple() {
         for p in [
-            "[ab]", "{a,b}", "a**", "**a", "a/**b", "x\\", "**/", "**/**", "é*", "",
+            "[!ab]",
+            "[^a]",
+            "[a/]",
+            "[a-]",
+            "[-a]",
+            "[]a]",
+            "[a",
+            "[a-/]",
+            "[a-Z]",
+            "[z-a]",
+            "[[:alpha:]]",
+            "[\\a]",
+            "{a,b}",
+            "a**",
+            "**a",
+            "a/**b",
+            "x\\",
+            "**/",
+            "**/**",
+            "é*",
+            "",
         ] {
             assert_eq!(SimpleGlob::parse(p), None, "{p}");
         }
@@ -265,6 +355,10 @@ mod tests {
                 Just("."),
                 Just("\\*"),
                 Just("é"),
+                Just("[ab]"),
+                Just("[a-c.]"),
+                Just("[=@]"),
+                Just("[b"),
             ],
             0..7,
         )
@@ -279,7 +373,10 @@ mod tests {
                 Just("/"),
                 Just("."),
                 Just("*"),
-                Just("é")
+                Just("é"),
+                Just("c"),
+                Just("="),
+                Just("@"),
             ],
             0..9,
         )
