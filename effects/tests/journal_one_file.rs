@@ -578,3 +578,105 @@ fn a_journal_left_mid_path_is_recovered_to_old_or_new() {
         assert_clean(&root);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Random kills of a worker that commits one file after another.
+
+const LOOPED: &str = "loop/one.txt";
+/// Written by the looping worker after each commit it completes.
+const PROGRESS: &str = "worker-progress";
+
+/// The version `LOOPED` holds (0 when it does not exist); panics on anything else.
+fn looped_version(root: &Path) -> u64 {
+    match std::fs::read_to_string(root.join(LOOPED)) {
+        Ok(text) => text
+            .strip_prefix("version ")
+            .and_then(|v| v.strip_suffix('\n'))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("torn file: {text:?}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Child: forever, recover and move `LOOPED` to the next version — created the first
+/// time, then rewritten under the sha256 of the version it read.
+#[test]
+#[ignore = "run as a child process by the random-kill test"]
+fn worker_one_file_loop() {
+    let root = PathBuf::from(std::env::var("CTX_ROOT").unwrap());
+    loop {
+        let lock = acquire(&root, &lock_opts(), &mut |_| {}).unwrap();
+        let safe = SafeRoot::open(&root).unwrap();
+        journal::recover(&safe, &lock).unwrap();
+        let v = looped_version(&root);
+        let precondition = match std::fs::read(root.join(LOOPED)) {
+            Ok(bytes) => Precondition::Sha256(sha256_hex(&bytes)),
+            Err(_) => Precondition::MustNotExist,
+        };
+        let step = Step {
+            change: Change::Write {
+                path: LOOPED.into(),
+                content: format!("version {}\n", v + 1).into_bytes(),
+                mode: 0o640,
+                exact_mode: false,
+            },
+            precondition,
+        };
+        journal::commit(&safe, &lock, &[step], &mut |_| {}).unwrap();
+        drop(lock);
+        let _ = std::fs::write(root.join(PROGRESS), b"");
+    }
+}
+
+#[test]
+fn sigkill_at_random_moments_never_tears_the_one_file() {
+    let (_dir, root) = project();
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let (mut last, mut interrupted) = (0, 0);
+    for _ in 0..20 {
+        let _ = std::fs::remove_file(root.join(PROGRESS));
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "worker_one_file_loop",
+                "--test-threads",
+                "1",
+            ])
+            .env("CTX_ROOT", &root)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Start-up time depends on the machine's load: wait for a first commit, then kill
+        // at a random moment of the loop.
+        let started = std::time::Instant::now();
+        while !root.join(PROGRESS).exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the worker never committed"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_micros(1_000 + seed % 10_000));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        interrupted += usize::from(!recover(&root).is_empty());
+        let v = looped_version(&root);
+        assert!(v >= last, "versions never go backwards: {last} -> {v}");
+        last = v;
+        let mode = std::fs::metadata(root.join(LOOPED))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        assert_eq!(mode, 0o640);
+        assert_clean(&root);
+    }
+    assert!(last > 1, "the workers made progress");
+    assert!(interrupted > 0, "no kill landed inside a transaction");
+}
