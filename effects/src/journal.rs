@@ -146,7 +146,9 @@ struct Intent {
     entries: Vec<Entry>,
 }
 
-/// Points at which a test may stop the process (every durable step of the protocol).
+/// Points at which a test may stop the process (every durable step of the protocol). A
+/// one-file transaction reaches `Staged(0)` (its file staged and fsynced), `Applied(0)`
+/// (renamed or unlinked), `Committed` (its directories fsynced) and `CleanedUp`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failpoint {
     BackupWritten(usize),
