@@ -19,6 +19,10 @@
 //!    commit point;
 //! 6. clean up: remove `T/` (no fsync needed).
 //!
+//! A transaction of one change takes a shorter path ([`one_file`]): staged in `T/` and
+//! fsynced, re-checked, renamed into place, its directory fsynced — no backup, intent or
+//! commit record, since one rename is atomic already.
+//!
 //! Every fsync that is left is there for one ordering, named where it is made; an fsync
 //! per file is not needed because nothing depends on a file of step 2 before the barrier
 //! of step 3 (the book's journal chapter has the whole argument).
@@ -32,6 +36,8 @@
 //! recovery, every file of a transaction is old or every file is new, and no temp or
 //! backup file remains. Journals of the earlier protocol (staged files beside their
 //! targets, every step fsynced on its own) are recovered the same way.
+
+mod one_file;
 
 use super::atomic_write::{create_unsynced, temp_name};
 use super::durable::Unsynced;
@@ -140,7 +146,9 @@ struct Intent {
     entries: Vec<Entry>,
 }
 
-/// Points at which a test may stop the process (every durable step of the protocol).
+/// Points at which a test may stop the process (every durable step of the protocol). A
+/// one-file transaction reaches `Staged(0)` (its file staged and fsynced), `Applied(0)`
+/// (renamed or unlinked), `Committed` (its directories fsynced) and `CleanedUp`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failpoint {
     BackupWritten(usize),
@@ -280,6 +288,10 @@ pub fn commit(
             pre,
             post,
         });
+    }
+    // One change needs no journal record: its one rename (or unlink) is atomic already.
+    if let ([step], [entry]) = (steps, entries.as_slice()) {
+        return one_file::commit(root, lock, step, entry, txid, failpoint);
     }
     let intent = Intent {
         txid: txid.clone(),
