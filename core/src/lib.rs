@@ -31,6 +31,7 @@ mod frozen;
 pub mod glob;
 mod index;
 pub mod ir;
+pub mod lazy_list;
 pub mod lint;
 pub mod net;
 pub mod outside;

@@ -29,8 +29,9 @@ pub struct PolicySet {
     pub defaults: [Effect; crate::request::Domain::COUNT],
     /// Advice for agents; never read by the evaluator, only by the emitters.
     pub guides: Vec<CompiledGuide>,
-    /// What `scan --staged` looks for, in declaration order (stdlib first).
-    pub detectors: Vec<crate::detector::CompiledDetector>,
+    /// What `scan --staged` looks for, in declaration order (stdlib first); from a
+    /// snapshot, decoded on first read.
+    pub detectors: crate::lazy_list::LazyList<crate::detector::CompiledDetector>,
     /// The `test` blocks, run by [`run_tests`](crate::testing::run_tests); not part of a snapshot.
     pub tests: Vec<CompiledTest>,
     /// Names of every `role` block, which test cases' `as role` are checked against.

@@ -5,13 +5,14 @@
 //! Policy `test` blocks are not part of a snapshot; `contextos test` always compiles from
 //! source.
 //!
-//! Loading does not grow with the policy: the head (defaults, roles, scripts, guides,
-//! detectors) is decoded, the rules and the index stay bytes. A rule is decoded when a
-//! request's candidates first name it, an index node when a request first reaches it.
+//! Loading does not grow with the policy: the head (defaults, roles, scripts, guides) is
+//! decoded, the rules, the index and the detectors stay bytes. A rule is decoded when a
+//! request's candidates first name it, an index node when a request first reaches it,
+//! the detectors when a scan or an egress check first reads them.
 //! Layout: `format` (postcard varint) | head length (u32 LE) | head (postcard) | body,
 //! where the head locates the body's sections (rule table, rule encodings, one frozen
-//! trie per domain × operation) and states the body's length, so a truncated snapshot is
-//! refused whole.
+//! trie per domain × operation, the detectors) and states the body's length, so a
+//! truncated snapshot is refused whole.
 //!
 //! The bytes are not authenticated here: the caller keys and MACs the cache file. A
 //! snapshot whose head or section table does not decode is an error; damage inside a rule
@@ -31,21 +32,20 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Bumped whenever the encoding of the IR changes; part of every cache key.
-pub const SNAPSHOT_FORMAT: u32 = 6;
+pub const SNAPSHOT_FORMAT: u32 = 7;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
     /// The body's length: a shorter body is a truncated snapshot.
     body: u64,
     rule_count: u64,
-    /// `(start, length)` in the body: the rule table, the rule encodings, then one frozen
-    /// trie per [`Slot::ALL`] entry.
+    /// `(start, length)` in the body: the rule table, the rule encodings, one frozen trie
+    /// per [`Slot::ALL`] entry, then the detectors.
     sections: Vec<(u64, u64)>,
     /// The roles conditions compare with, so [`PolicySet::known_roles`] needs no rule.
     role_literals: BTreeSet<String>,
     defaults: [Effect; Domain::COUNT],
     guides: Vec<GuideSnap>,
-    detectors: Vec<crate::detector::CompiledDetector>,
     roles: BTreeSet<String>,
     scripts: Vec<(Domain, String)>,
     runtime_lets: std::collections::BTreeMap<String, Vec<String>>,
@@ -198,6 +198,8 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
     for slot in Slot::ALL {
         section(&slot.freeze(&set.rules).map_err(SnapshotError::Encode)?);
     }
+    let detectors = set.detectors.get().map_err(SnapshotError::Encode)?;
+    section(&postcard::to_stdvec(detectors).map_err(|e| SnapshotError::Encode(e.to_string()))?);
     let head = Head {
         body: body.len() as u64,
         rule_count: set.rules.len() as u64,
@@ -217,7 +219,6 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
                 origin: g.origin.clone(),
             })
             .collect(),
-        detectors: set.detectors.clone(),
         roles: set.roles.clone(),
         scripts: set.scripts.sources().to_vec(),
         runtime_lets: set.runtime_lets.clone(),
@@ -274,7 +275,7 @@ pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, Snaps
             .and_then(|(at, len)| body.sub(at, len))
             .ok_or_else(|| bad("a section lies outside the body"))
     };
-    if head.sections.len() != 2 + Slot::ALL.len() {
+    if head.sections.len() != 3 + Slot::ALL.len() {
         return Err(bad("the section table has the wrong length"));
     }
     let mut scripts = ScriptHost::new();
@@ -296,6 +297,7 @@ pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, Snaps
     let frozen = (0..Slot::ALL.len())
         .map(|i| section(2 + i))
         .collect::<Result<Vec<_>, _>>()?;
+    let detectors = section(2 + Slot::ALL.len())?;
     let role_literals = std::sync::OnceLock::new();
     let _ = role_literals.set(head.role_literals);
     Ok(PolicySet {
@@ -314,7 +316,7 @@ pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, Snaps
                 origin: g.origin,
             })
             .collect(),
-        detectors: head.detectors,
+        detectors: crate::lazy_list::LazyList::encoded(detectors),
         tests: Vec::new(),
         roles: head.roles,
         runtime_lets: head.runtime_lets,

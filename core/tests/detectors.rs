@@ -105,7 +105,7 @@ fn span_of(needle: &str, end_needle: &str) -> (usize, usize) {
 #[test]
 fn detectors_compile_to_exactly_these_fields_in_declaration_order() {
     let set = set(POLICY);
-    let d = &set.detectors;
+    let d = set.detectors.get().unwrap();
     assert_eq!(d.len(), 6);
 
     let (s, e) = span_of("@id(\"aws-access-key-id\")", "id.\";");
@@ -201,6 +201,8 @@ fn layers_compile_in_order_packs_may_add_detectors_and_disable_applies() {
         .as_ref()
         .unwrap()
         .detectors
+        .get()
+        .unwrap()
         .iter()
         .map(|d| d.id.as_str())
         .collect();
@@ -224,8 +226,10 @@ fn layers_compile_in_order_packs_may_add_detectors_and_disable_applies() {
         .policy
         .unwrap()
         .detectors
-        .into_iter()
-        .map(|d| d.id)
+        .get()
+        .unwrap()
+        .iter()
+        .map(|d| d.id.clone())
         .collect();
     assert_eq!(ids, ["pack-b", "user-c"]);
 }
@@ -347,13 +351,25 @@ fn checksum_ignore_and_case_sensitive_compile() {
         &contextos_core::BuildOptions::default(),
     );
     let policy = out.policy.expect("compiles");
-    let g = policy.detectors.iter().find(|d| d.id == "g").unwrap();
+    let g = policy
+        .detectors
+        .get()
+        .unwrap()
+        .iter()
+        .find(|d| d.id == "g")
+        .unwrap();
     assert_eq!(
         g.checksum,
         Some(contextos_core::detector::Checksum::GithubCrc32)
     );
     assert_eq!(g.ignore.as_deref(), Some("(?i)csrf"));
-    let f = policy.detectors.iter().find(|d| d.id == "f").unwrap();
+    let f = policy
+        .detectors
+        .get()
+        .unwrap()
+        .iter()
+        .find(|d| d.id == "f")
+        .unwrap();
     assert!(f.case_sensitive);
 }
 
@@ -399,14 +415,14 @@ fn group_must_exist_in_every_pattern() {
     );
     let ok =
         "language 1;\ndetector secret \"(a)(b)\" { keywords: [\"a\"], group: 2 } because \"x\";";
-    assert_eq!(set(ok).detectors[0].group, Some(2));
+    assert_eq!(set(ok).detectors.get().unwrap()[0].group, Some(2));
 }
 
 #[test]
 fn keywords_are_lower_cased_for_ascii_only() {
     // The prefilter is ASCII case-insensitive, so only ASCII letters are folded.
     let src = "language 1;\ndetector stub \"x\" { keywords: [\"ÄBC_Def\"] } because \"x\";";
-    assert_eq!(set(src).detectors[0].keywords, ["Äbc_def"]);
+    assert_eq!(set(src).detectors.get().unwrap()[0].keywords, ["Äbc_def"]);
 }
 
 #[test]
@@ -422,7 +438,10 @@ fn file_detectors_take_globs() {
     }
     let ok =
         "language 1;\ndetector file \"**/.env.*\", \"**/price\\\\$\", \"**/*.p12\" because \"x\";";
-    assert_eq!(set(ok).detectors[0].patterns[1], r"**/price\$");
+    assert_eq!(
+        set(ok).detectors.get().unwrap()[0].patterns[1],
+        r"**/price\$"
+    );
     let src = "language 1;\ndetector stub \"a\" { keywords: [\"a\"], paths: [\"[\"] };";
     assert_eq!(one(src), ("E0112", 2, 45));
 }
@@ -451,5 +470,5 @@ fn detectors_survive_the_snapshot() {
     let s = set(POLICY);
     let bytes = s.to_snapshot().unwrap();
     let back = PolicySet::from_snapshot(&bytes).unwrap();
-    assert_eq!(back.detectors, s.detectors);
+    assert_eq!(back.detectors.get().unwrap(), s.detectors.get().unwrap());
 }

@@ -36,7 +36,7 @@ fn detectors() -> Detectors {
         .collect();
     let out = build(&sources, &BuildOptions::default());
     let policy = out.policy.expect("the stdlib compiles");
-    let d = Detectors::new(&policy.detectors).expect("detectors prepare");
+    let d = Detectors::new(policy.detectors.get().unwrap()).expect("detectors prepare");
     d.warm().expect("every detector regex compiles");
     d
 }

@@ -280,7 +280,7 @@ fn build_detectors() -> Detectors {
     let Some(policy) = out.policy else {
         panic!("stdlib does not compile: {:#?}", out.diagnostics);
     };
-    let d = Detectors::new(&policy.detectors).expect("detectors prepare");
+    let d = Detectors::new(policy.detectors.get().unwrap()).expect("detectors prepare");
     d.warm().expect("every detector regex compiles");
     d
 }

@@ -35,7 +35,7 @@ fn stdlib() -> contextos_core::PolicySet {
 
 fn detectors() -> Detectors {
     let policy = stdlib();
-    let d = Detectors::new(&policy.detectors).expect("detectors prepare");
+    let d = Detectors::new(policy.detectors.get().unwrap()).expect("detectors prepare");
     d.warm().expect("every detector regex compiles");
     d
 }
@@ -523,6 +523,8 @@ fn every_service_detector_has_a_row_and_every_row_a_detector() {
     let policy = stdlib();
     let declared: BTreeSet<&str> = policy
         .detectors
+        .get()
+        .unwrap()
         .iter()
         .filter(|d| d.origin.file == POLICY_FILE)
         .map(|d| d.id.as_str())
@@ -535,6 +537,8 @@ fn every_service_detector_has_a_row_and_every_row_a_detector() {
     assert!(unknown.is_empty(), "rows without a detector: {unknown:?}");
     for d in policy
         .detectors
+        .get()
+        .unwrap()
         .iter()
         .filter(|d| d.origin.file == POLICY_FILE)
     {
@@ -631,6 +635,8 @@ fn documented_formats_are_found_and_their_near_misses_are_not() {
     let ff = formats();
     let declared: BTreeSet<String> = stdlib()
         .detectors
+        .get()
+        .unwrap()
         .iter()
         .filter(|d| d.origin.file == POLICY_FILE)
         .map(|d| d.id.clone())

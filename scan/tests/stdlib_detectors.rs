@@ -584,7 +584,7 @@ fn case_sensitive_keywords_match_as_written() {
     )
     .policy
     .expect("compiles");
-    let d = scan::detect::Detectors::new(&policy.detectors).expect("prepare");
+    let d = scan::detect::Detectors::new(policy.detectors.get().unwrap()).expect("prepare");
     let got = |text: &str| rules(&d, "a.txt", text);
     assert_eq!(got("context codex\n"), [("ci".to_string(), Some(1))]);
     assert_eq!(got("NTExabc\n"), [("cs".to_string(), Some(1))]);
@@ -648,6 +648,8 @@ fn every_token_detector_has_an_entropy_floor() {
     let policy = stdlib_policy();
     let missing: Vec<&str> = policy
         .detectors
+        .get()
+        .unwrap()
         .iter()
         .filter(|d| d.kind == contextos_core::detector::DetectorKind::Secret)
         .filter(|d| d.min_entropy.is_none())
@@ -660,7 +662,7 @@ fn every_token_detector_has_an_entropy_floor() {
     );
     for id in NO_ENTROPY_FLOOR {
         assert!(
-            policy.detectors.iter().any(|d| d.id == id),
+            policy.detectors.get().unwrap().iter().any(|d| d.id == id),
             "{id} is exempted but no longer exists"
         );
     }
@@ -686,6 +688,8 @@ fn every_secret_detector_has_a_positive_case() {
     let covered: Vec<&str> = positives().iter().map(|(r, _, _)| *r).collect();
     let untested: Vec<&str> = policy
         .detectors
+        .get()
+        .unwrap()
         .iter()
         .filter(|d| d.kind == contextos_core::detector::DetectorKind::Secret)
         // The provider files (secrets-infra.policy, secrets-services.policy) have their own

@@ -131,8 +131,11 @@ mod imp {
                 )));
             }
         }
-        let detectors =
-            Detectors::new(&policy.detectors).map_err(|e| CliError::Scan(Box::new(e)))?;
+        let detectors = policy
+            .detectors
+            .get()
+            .map_err(|e| CliError::Scan(format!("the policy cache's detectors: {e}").into()))?;
+        let detectors = Detectors::new(detectors).map_err(|e| CliError::Scan(Box::new(e)))?;
 
         let change = staged::read(&project.root).map_err(|e| CliError::Scan(Box::new(e)))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));

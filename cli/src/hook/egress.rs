@@ -40,7 +40,11 @@ impl<'a> Secrets<'a> {
                 return Vec::new();
             }
             let prepared = self.detectors.get_or_init(|| {
-                contextos_engine::scan::detect::Detectors::new(&self.set.detectors).ok()
+                self.set
+                    .detectors
+                    .get()
+                    .ok()
+                    .and_then(|d| contextos_engine::scan::detect::Detectors::new(d).ok())
             });
             // Detectors that cannot run cannot vouch for the request: it is taken to carry
             // a secret (denied), never to be clean.

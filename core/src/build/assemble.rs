@@ -73,7 +73,7 @@ pub(super) fn policy_set(
         rules,
         defaults: default_effects,
         guides,
-        detectors,
+        detectors: detectors.into(),
         tests,
         roles,
         runtime_lets,

@@ -23,7 +23,7 @@ pub fn stdlib_detectors() -> Detectors {
     let policy = build(&sources, &BuildOptions::default())
         .policy
         .expect("stdlib compiles");
-    let d = Detectors::new(&policy.detectors).expect("detectors prepare");
+    let d = Detectors::new(policy.detectors.get().unwrap()).expect("detectors prepare");
     d.warm().expect("every detector regex compiles");
     d
 }
