@@ -11,6 +11,7 @@ use crate::change::ChangedFile;
 use crate::checksum;
 use crate::decode;
 use crate::finding::{Finding, FindingKind};
+use crate::reach;
 use crate::text::{self, Lines};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use contextos_core::detector::{CompiledDetector, DetectorKind, Severity};
@@ -49,6 +50,9 @@ struct Prepared {
     paths: Vec<usize>,
     exclude: Vec<usize>,
     regexes: Vec<OnceLock<Result<Regex, DetectorError>>>,
+    /// For a `multiline` detector, per pattern: how many lines past a keyword's line a
+    /// match starting on it can reach ([`reach`]); `None` is "to the end of the block".
+    reach: Vec<Option<usize>>,
     content: OnceLock<Result<Option<Regex>, DetectorError>>,
     unless_before: OnceLock<Result<Option<Regex>, DetectorError>>,
     skip: OnceLock<Result<Option<Regex>, DetectorError>>,
@@ -163,6 +167,11 @@ impl Detectors {
             } else {
                 d.patterns.iter().map(|_| OnceLock::new()).collect()
             };
+            let reach = if d.kind == DetectorKind::Secret && d.multiline {
+                d.patterns.iter().map(|p| reach::max_newlines(p)).collect()
+            } else {
+                Vec::new()
+            };
             let mut det = d.clone();
             // `skip` describes the whole value.
             det.skip = det.skip.map(|s| format!("^(?:{s})$"));
@@ -171,6 +180,7 @@ impl Detectors {
                 paths,
                 exclude,
                 regexes,
+                reach,
                 content: OnceLock::new(),
                 unless_before: OnceLock::new(),
                 skip: OnceLock::new(),
@@ -388,14 +398,20 @@ impl Detectors {
         for (di, line) in todo {
             let p = &self.prepared[di];
             let lr = lines.range(line, content);
-            let region_end = if p.det.multiline {
+            let block_end = if p.det.multiline {
                 let r = added.iter().find(|r| r.contains(&line));
                 r.map_or(lr.end, |r| lines.start(r.end).min(content.len()))
             } else {
                 lr.end
             };
-            for (cell, pat) in p.regexes.iter().zip(&p.det.patterns) {
+            for (k, (cell, pat)) in p.regexes.iter().zip(&p.det.patterns).enumerate() {
                 let re = lazy_regex(cell, pat, &p.det.id)?;
+                // A match starting on this line ends within `n` more lines; one line
+                // past them keeps the assertions at its end exact ([`reach`]).
+                let region_end = match p.reach.get(k).copied().flatten() {
+                    Some(n) => lines.start(line + n + 2).min(block_end),
+                    None => block_end,
+                };
                 let Some(hay) = content.get(lr.start..region_end) else {
                     continue;
                 };
