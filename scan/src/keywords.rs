@@ -117,6 +117,10 @@ impl KeywordsBuilder {
 impl Keywords {
     /// Calls `f` with every keyword occurrence in `text`, overlapping ones included
     /// (`apikey` holds `key` too, and both may have owners), in no particular order.
+    #[allow(
+        clippy::needless_range_loop,
+        reason = "the lockstep walk steps every lane at the same offset; one iterator per lane would walk them one after another"
+    )]
     pub fn for_each_hit(&self, text: &[u8], mut f: impl FnMut(Hit)) {
         if !self.cut_at_newlines || text.len() < MIN_LANE_TEXT {
             let mut sid = self.start;
