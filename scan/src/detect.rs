@@ -1,7 +1,6 @@
 //! Runs the policy set's detectors over one changed file.
 //!
-//! One Aho-Corasick pass (ASCII case-insensitive, plus one case-sensitive pass when a
-//! `case_sensitive` secret detector exists) over the added text finds every keyword of
+//! One Aho-Corasick pass ([`crate::keywords`]) over the added text finds every keyword of
 //! every `secret` and `stub` detector; a detector's regex then runs only on the lines
 //! where one of its keywords occurs, and is compiled the first time that happens. Path
 //! globs of all detectors form one glob set, matched once per file. This is what makes a
@@ -11,12 +10,13 @@ use crate::change::ChangedFile;
 use crate::checksum;
 use crate::decode;
 use crate::finding::{Finding, FindingKind};
+use crate::keywords::{Keywords, KeywordsBuilder};
+use crate::reach;
 use crate::text::{self, Lines};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use contextos_core::detector::{CompiledDetector, DetectorKind, Severity};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::bytes::{Regex, RegexBuilder};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 /// Upper bound for a compiled detector regex; the compiler checks against the same bound.
@@ -49,6 +49,9 @@ struct Prepared {
     paths: Vec<usize>,
     exclude: Vec<usize>,
     regexes: Vec<OnceLock<Result<Regex, DetectorError>>>,
+    /// For a `multiline` detector, per pattern: how many lines past a keyword's line a
+    /// match starting on it can reach ([`reach`]); `None` is "to the end of the block".
+    reach: Vec<Option<usize>>,
     content: OnceLock<Result<Option<Regex>, DetectorError>>,
     unless_before: OnceLock<Result<Option<Regex>, DetectorError>>,
     skip: OnceLock<Result<Option<Regex>, DetectorError>>,
@@ -62,10 +65,9 @@ struct Prepared {
 pub struct Detectors {
     prepared: Vec<Prepared>,
     globs: GlobSet,
-    /// The keywords, one automaton per case rule (ASCII case-insensitive, and as written
-    /// for `case_sensitive` secret detectors), each with its owners: pattern index →
-    /// detectors (indices into `prepared`) that listed it.
-    keywords: Vec<(AhoCorasick, Vec<Vec<usize>>)>,
+    /// Every keyword with the detectors (indices into `prepared`) that listed it; `None`
+    /// when no detector has one.
+    keywords: Option<Keywords>,
 }
 
 /// The compiler's segment-aware path glob ([`contextos_core::glob::path_glob`]), optionally
@@ -123,11 +125,7 @@ impl Detectors {
             }
         };
         let mut prepared = Vec::with_capacity(detectors.len());
-        // Per case rule (0: insensitive, 1: as written): keywords in order, their index,
-        // and their owners.
-        let mut keyword_list: [Vec<String>; 2] = Default::default();
-        let mut keyword_index: [HashMap<String, usize>; 2] = Default::default();
-        let mut keyword_owners: [Vec<Vec<usize>>; 2] = Default::default();
+        let mut keywords = KeywordsBuilder::default();
         for (di, d) in detectors.iter().enumerate() {
             let is_file = d.kind == DetectorKind::File;
             let path_src = if is_file { &d.patterns } else { &d.paths };
@@ -142,26 +140,19 @@ impl Detectors {
                     message: "has no keywords".into(),
                 });
             }
-            let rule = usize::from(d.kind == DetectorKind::Secret && d.case_sensitive);
+            let as_written = d.kind == DetectorKind::Secret && d.case_sensitive;
             for k in &d.keywords {
-                let k = if rule == 1 {
-                    k.clone()
-                } else {
-                    k.to_ascii_lowercase()
-                };
-                match keyword_index[rule].get(&k) {
-                    Some(&i) => keyword_owners[rule][i].push(di),
-                    None => {
-                        keyword_index[rule].insert(k.clone(), keyword_list[rule].len());
-                        keyword_list[rule].push(k);
-                        keyword_owners[rule].push(vec![di]);
-                    }
-                }
+                keywords.add(k, di, as_written);
             }
             let regexes = if d.kind == DetectorKind::File {
                 Vec::new()
             } else {
                 d.patterns.iter().map(|_| OnceLock::new()).collect()
+            };
+            let reach = if d.kind == DetectorKind::Secret && d.multiline {
+                d.patterns.iter().map(|p| reach::max_newlines(p)).collect()
+            } else {
+                Vec::new()
             };
             let mut det = d.clone();
             // `skip` describes the whole value.
@@ -171,6 +162,7 @@ impl Detectors {
                 paths,
                 exclude,
                 regexes,
+                reach,
                 content: OnceLock::new(),
                 unless_before: OnceLock::new(),
                 skip: OnceLock::new(),
@@ -194,25 +186,10 @@ impl Detectors {
             id: "paths".into(),
             message: e.to_string(),
         })?;
-        let mut keywords = Vec::new();
-        for (rule, (list, owners)) in keyword_list.into_iter().zip(keyword_owners).enumerate() {
-            if list.is_empty() {
-                continue;
-            }
-            let ac = AhoCorasickBuilder::new()
-                .ascii_case_insensitive(rule == 0)
-                .match_kind(MatchKind::Standard)
-                // Every added byte passes through this automaton: a DFA walks it several
-                // times faster than the NFA chosen by default for hundreds of keywords,
-                // for a build of a few milliseconds per process.
-                .kind(Some(AhoCorasickKind::DFA))
-                .build(&list)
-                .map_err(|e| DetectorError::Invalid {
-                    id: "keywords".into(),
-                    message: e.to_string(),
-                })?;
-            keywords.push((ac, owners));
-        }
+        let keywords = keywords.build().map_err(|message| DetectorError::Invalid {
+            id: "keywords".into(),
+            message,
+        })?;
         Ok(Detectors {
             prepared,
             globs,
@@ -285,7 +262,7 @@ impl Detectors {
         added: &[std::ops::Range<usize>],
         out: &mut Vec<Finding>,
     ) -> Result<(), DetectorError> {
-        if self.keywords.is_empty() {
+        if self.keywords.is_none() {
             return Ok(());
         }
         let lines = Lines::new(content);
@@ -365,22 +342,23 @@ impl Detectors {
         // (`key`, `token`) occur many times a file: pushing and sorting once is cheaper
         // than keeping a set ordered on every hit.
         let mut todo: Vec<(usize, usize)> = Vec::new();
+        let Some(keywords) = &self.keywords else {
+            return Ok(());
+        };
         for r in added {
             let start = lines.start(r.start);
             let end = lines.start(r.end).min(content.len());
             let Some(slice) = content.get(start..end) else {
                 continue;
             };
-            for (ac, owners) in &self.keywords {
-                for m in ac.find_overlapping_iter(slice) {
-                    let line = lines.line_of(start + m.start());
-                    for &di in &owners[m.pattern().as_usize()] {
-                        if applies[di] {
-                            todo.push((di, line));
-                        }
+            keywords.for_each_hit(slice, |hit| {
+                let line = lines.line_of(start + hit.start);
+                for di in keywords.owners(hit, slice) {
+                    if applies[di] {
+                        todo.push((di, line));
                     }
                 }
-            }
+            });
         }
         todo.sort_unstable();
         todo.dedup();
@@ -388,14 +366,20 @@ impl Detectors {
         for (di, line) in todo {
             let p = &self.prepared[di];
             let lr = lines.range(line, content);
-            let region_end = if p.det.multiline {
+            let block_end = if p.det.multiline {
                 let r = added.iter().find(|r| r.contains(&line));
                 r.map_or(lr.end, |r| lines.start(r.end).min(content.len()))
             } else {
                 lr.end
             };
-            for (cell, pat) in p.regexes.iter().zip(&p.det.patterns) {
+            for (k, (cell, pat)) in p.regexes.iter().zip(&p.det.patterns).enumerate() {
                 let re = lazy_regex(cell, pat, &p.det.id)?;
+                // A match starting on this line ends within `n` more lines; one line
+                // past them keeps the assertions at its end exact ([`reach`]).
+                let region_end = match p.reach.get(k).copied().flatten() {
+                    Some(n) => lines.start(line + n + 2).min(block_end),
+                    None => block_end,
+                };
                 let Some(hay) = content.get(lr.start..region_end) else {
                     continue;
                 };
@@ -449,18 +433,21 @@ impl Detectors {
     /// before the value (`ZOOM_CLIENT_SECRET`) does not defer: a random value under it is
     /// reported whichever length it has.
     fn deferred(&self, p: &Prepared, value: &[u8]) -> bool {
-        self.keywords.iter().any(|(ac, owners)| {
-            ac.find_overlapping_iter(value)
-                .filter(|k| k.start() == 0)
-                .any(|k| {
-                    let owners = &owners[k.pattern().as_usize()];
-                    !owners.iter().any(|&di| std::ptr::eq(&self.prepared[di], p))
-                        && owners.iter().any(|&di| {
-                            let q = &self.prepared[di];
-                            q.det.kind == DetectorKind::Secret && !q.det.defer && q.paths.is_empty()
-                        })
-                })
-        })
+        let Some(keywords) = &self.keywords else {
+            return false;
+        };
+        keywords
+            .hits(value)
+            .into_iter()
+            .filter(|k| k.start == 0)
+            .flat_map(|k| keywords.owner_groups(k, value))
+            .any(|owners| {
+                !owners.iter().any(|&di| std::ptr::eq(&self.prepared[di], p))
+                    && owners.iter().any(|&di| {
+                        let q = &self.prepared[di];
+                        q.det.kind == DetectorKind::Secret && !q.det.defer && q.paths.is_empty()
+                    })
+            })
     }
 
     fn judge_match(

@@ -21,6 +21,8 @@ pub mod decode;
 pub mod detect;
 pub mod finding;
 pub mod inspect;
+pub mod keywords;
+pub mod reach;
 pub mod repo;
 pub mod run;
 pub mod scope;

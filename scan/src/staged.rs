@@ -220,28 +220,40 @@ impl StagedChange {
                 .map(|o| o.detach().data)
                 .map_err(|x| err(id, x.to_string()))
         };
-        let new_size = size(id)?;
-        if new_size > opts.max_blob_bytes {
-            let mut f = empty(new_size, true);
+        // One read per blob: the object's size is asked for separately (a second open,
+        // map and inflate of a loose object) only when the read fails, which is how an
+        // object over the limit set by [`read_limited`] shows itself. Without that limit
+        // the blob is read and its length checked: the same finding, more memory.
+        let within = |id: gix::ObjectId| -> Result<Option<Vec<u8>>, StagedError> {
+            match read(id) {
+                Ok(data) if data.len() as u64 > opts.max_blob_bytes => Ok(None),
+                Ok(data) => Ok(Some(data)),
+                Err(e) => {
+                    // Over the limit, or a real error: the object's header tells which.
+                    if size(id)? > opts.max_blob_bytes {
+                        Ok(None)
+                    } else {
+                        Err(e)
+                    }
+                }
+            }
+        };
+        let Some(content) = within(id)? else {
+            let mut f = empty(size(id)?, true);
             f.added = Added::All;
             return Ok(f);
-        }
-        let content = read(id)?;
+        };
         let added = match (&e.status, e.old) {
             // Same content under a new name: nothing was added line by line.
             (ChangeStatus::Renamed { .. }, _) => Added::Lines(Vec::new()),
             // The old side is diffed only when it was a readable text blob of sane size;
             // otherwise every line counts as added (stricter, never looser).
             (_, Some((old_id, old_mode))) if old_mode.is_blob_or_symlink() => {
-                if size(old_id)? > opts.max_blob_bytes {
-                    Added::All
-                } else {
-                    let old = read(old_id)?;
-                    if crate::text::is_binary(&old) {
-                        Added::All
-                    } else {
+                match within(old_id)? {
+                    Some(old) if !crate::text::is_binary(&old) => {
                         Added::Lines(added_lines(&old, &content))
                     }
+                    _ => Added::All,
                 }
             }
             _ => Added::All,
@@ -250,7 +262,7 @@ impl StagedChange {
             path: e.path.clone(),
             status: e.status.clone(),
             kind: e.kind,
-            size: new_size,
+            size: content.len() as u64,
             content: Some(content),
             added,
             oversize: false,
@@ -263,6 +275,27 @@ impl StagedChange {
 pub fn read(dir: &Path) -> Result<StagedChange, StagedError> {
     let repo = gix::discover(dir)
         .map_err(|e| StagedError::NotARepository(dir.to_path_buf(), e.to_string()))?;
+    read_repo(repo)
+}
+
+/// [`read`], with the object store refusing to inflate a blob larger than
+/// `opts.max_blob_bytes` (`gitoxide.objects.allocLimit`): [`StagedChange::load`] then
+/// reads each blob once instead of asking for its size first, and an oversize blob is
+/// never held in memory.
+pub fn read_limited(dir: &Path, opts: ReadOptions) -> Result<StagedChange, StagedError> {
+    let limit = format!(
+        "gitoxide.objects.allocLimit={}",
+        opts.max_blob_bytes.min(usize::MAX as u64)
+    );
+    let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
+    trust.full = trust.full.config_overrides([limit.as_str()]);
+    trust.reduced = trust.reduced.config_overrides([limit.as_str()]);
+    let repo = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), trust)
+        .map_err(|e| StagedError::NotARepository(dir.to_path_buf(), e.to_string()))?;
+    read_repo(repo.into())
+}
+
+fn read_repo(repo: gix::Repository) -> Result<StagedChange, StagedError> {
     let Some(workdir) = repo.workdir().map(Path::to_path_buf) else {
         return Err(StagedError::Bare(repo.git_dir().to_path_buf()));
     };

@@ -137,16 +137,12 @@ mod imp {
             .map_err(|e| CliError::Scan(format!("the policy cache's detectors: {e}").into()))?;
         let detectors = Detectors::new(detectors).map_err(|e| CliError::Scan(Box::new(e)))?;
 
-        let change = staged::read(&project.root).map_err(|e| CliError::Scan(Box::new(e)))?;
+        let read_opts = staged::ReadOptions { max_blob_bytes };
+        let change = staged::read_limited(&project.root, read_opts)
+            .map_err(|e| CliError::Scan(Box::new(e)))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let scanned = scan::scan_staged(
-            &change,
-            &detectors,
-            scope.as_ref(),
-            staged::ReadOptions { max_blob_bytes },
-            threads,
-        )
-        .map_err(|e| CliError::Scan(Box::new(e)))?;
+        let scanned = scan::scan_staged(&change, &detectors, scope.as_ref(), read_opts, threads)
+            .map_err(|e| CliError::Scan(Box::new(e)))?;
         let mut suppressed = scanned.suppressed;
         let (kept, by_baseline) = baseline.apply(scanned.findings);
         suppressed.extend(by_baseline);
