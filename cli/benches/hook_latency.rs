@@ -5,7 +5,8 @@
 //! stdlib alone to 10,000 user rules, warm and cold (`sizes`), with the flatness ratios and
 //! the `--version` floor. Run with `cargo bench -p contextos --bench hook_latency` (release
 //! profile); `HOOK_BENCH_RUNS` sets the samples per row (default 300), `HOOK_BENCH_ONLY`
-//! picks one table (`scenarios` or `sizes`).
+//! picks one table (`scenarios` or `sizes`), `HOOK_BENCH_BIN` measures another build of
+//! the front binary (the static one `cargo build-hook` links, or an older commit's).
 
 use std::io::Write;
 use std::path::Path;
@@ -162,7 +163,10 @@ fn header(title: &str) {
 }
 
 fn main() {
-    let bin = env!("CARGO_BIN_EXE_contextos");
+    let own = env!("CARGO_BIN_EXE_contextos").to_string();
+    let bin_path = std::env::var("HOOK_BENCH_BIN").unwrap_or(own);
+    let bin = bin_path.as_str();
+    eprintln!("measuring {bin}");
     let runs: usize = std::env::var("HOOK_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -80,7 +80,7 @@ impl Slot {
 pub struct Index {
     /// Frozen tries handed over by a snapshot, by [`Slot`] position; empty for a set
     /// compiled from source (each slot is frozen from the rules on first use).
-    frozen: Vec<Bytes>,
+    frozen: Vec<crate::section::Section>,
     globs: [OnceLock<GlobIndex>; 8],
     exec: OnceLock<ArgvTrie>,
 }
@@ -92,7 +92,7 @@ impl Index {
     }
 
     /// An index over tries a snapshot holds, one per [`Slot::ALL`] entry.
-    pub(crate) fn from_frozen(frozen: Vec<Bytes>) -> Index {
+    pub(crate) fn from_frozen(frozen: Vec<crate::section::Section>) -> Index {
         Index {
             frozen,
             ..Index::default()
@@ -101,7 +101,8 @@ impl Index {
 
     fn trie(&self, rules: &Rules, slot: Slot) -> Option<Trie> {
         let bytes = match self.frozen.get(slot.position()) {
-            Some(b) => b.clone(),
+            // A section that cannot be read opens as no trie: every lookup is damaged.
+            Some(s) => s.bytes()?,
             None => Bytes::new(std::sync::Arc::new(slot.freeze(rules).ok()?)),
         };
         Trie::open(bytes)

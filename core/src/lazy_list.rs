@@ -7,13 +7,13 @@
 //! Bytes that do not decode are an error on every read, never an empty list: a scan
 //! or an egress check that lost its detectors must refuse, not pass.
 
-use crate::frozen::Bytes;
+use crate::section::Section;
 use std::sync::OnceLock;
 
 /// A list decoded from snapshot bytes on first read, or built decoded.
 pub struct LazyList<T> {
     /// The encoded list (postcard), when it came from a snapshot.
-    bytes: Option<Bytes>,
+    bytes: Option<Section>,
     decoded: OnceLock<Result<Vec<T>, String>>,
 }
 
@@ -27,7 +27,7 @@ impl<T> LazyList<T> {
     }
 
     /// A list still encoded in a snapshot's body.
-    pub(crate) fn encoded(bytes: Bytes) -> Self {
+    pub(crate) fn encoded(bytes: Section) -> Self {
         LazyList {
             bytes: Some(bytes),
             decoded: OnceLock::new(),
@@ -41,7 +41,10 @@ impl<T: serde::de::DeserializeOwned> LazyList<T> {
     pub fn get(&self) -> Result<&[T], String> {
         self.decoded
             .get_or_init(|| match &self.bytes {
-                Some(b) => postcard::from_bytes(b.as_slice()).map_err(|e| e.to_string()),
+                Some(s) => match s.bytes() {
+                    Some(b) => postcard::from_bytes(b.as_slice()).map_err(|e| e.to_string()),
+                    None => Err("the snapshot's detectors cannot be read".to_string()),
+                },
                 // Unreachable by construction (`new` fills the cell); an empty list would
                 // be the fail-open answer, so it is an error too.
                 None => Err("the list was neither built nor encoded".to_string()),
@@ -82,7 +85,8 @@ mod tests {
     #[test]
     fn decodes_on_first_read_and_keeps_the_result() {
         let bytes = postcard::to_stdvec(&vec!["a".to_string(), "b".to_string()]).unwrap();
-        let l: LazyList<String> = LazyList::encoded(Bytes::new(Arc::new(bytes)));
+        let l: LazyList<String> =
+            LazyList::encoded(Section::Held(crate::frozen::Bytes::new(Arc::new(bytes))));
         assert_eq!(format!("{l:?}"), "LazyList(encoded)");
         assert_eq!(l.get().unwrap(), ["a", "b"]);
         assert_eq!(format!("{l:?}"), "LazyList(2 decoded)");
@@ -92,7 +96,8 @@ mod tests {
     fn damaged_bytes_are_an_error_on_every_read_never_an_empty_list() {
         let mut bytes = postcard::to_stdvec(&vec!["abc".to_string()]).unwrap();
         bytes.truncate(bytes.len() - 1);
-        let l: LazyList<String> = LazyList::encoded(Bytes::new(Arc::new(bytes)));
+        let l: LazyList<String> =
+            LazyList::encoded(Section::Held(crate::frozen::Bytes::new(Arc::new(bytes))));
         assert!(l.get().is_err());
         assert!(l.get().is_err());
     }

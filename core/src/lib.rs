@@ -42,6 +42,7 @@ pub mod request;
 pub mod rules;
 pub mod schema;
 pub mod script;
+mod section;
 pub mod shell_decide;
 mod shell_env;
 mod shell_net;
@@ -60,4 +61,5 @@ pub use request::{
     CommitRequest, Domain, ExecRequest, McpRequest, NetOp, NetRequest, PathOp, PathRequest,
     PluginRequest, Request, RequestKind, Session,
 };
+pub use section::ReadAt;
 pub use shell_decide::{ShellBase, ShellOptions};

@@ -95,4 +95,16 @@ impl PolicySet {
     ) -> Result<PolicySet, SnapshotError> {
         snapshot::decode(buf, start)
     }
+
+    /// [`PolicySet::from_snapshot`] over a snapshot `reader` reads (from offset `start`,
+    /// `total` bytes in all), reading its head now and each section or rule when a request
+    /// first needs it. A read the reader refuses later makes what it would have held read
+    /// as damaged: a deny.
+    pub fn from_snapshot_reader(
+        reader: std::sync::Arc<dyn crate::ReadAt>,
+        start: u64,
+        total: u64,
+    ) -> Result<PolicySet, SnapshotError> {
+        snapshot::decode_stored(reader, start, total)
+    }
 }

@@ -9,6 +9,7 @@
 use crate::frozen::{u32_at, Bytes};
 use crate::ir::{CompiledRule, Layer, Origin, ALL_OPS};
 use crate::request::Domain;
+use crate::section::Section;
 use contextos_grammar::ast::Effect;
 use std::sync::OnceLock;
 
@@ -41,7 +42,7 @@ const ENTRY: usize = 9;
 
 struct Frozen {
     table: Bytes,
-    blob: Bytes,
+    blob: Section,
     count: usize,
     cells: Box<[OnceLock<Box<CompiledRule>>]>,
     decode: DecodeRule,
@@ -69,7 +70,7 @@ impl Rules {
     /// encoding in `blob`. `None` when the table is shorter than `count` entries.
     pub(crate) fn frozen(
         table: Bytes,
-        blob: Bytes,
+        blob: Section,
         count: usize,
         decode: DecodeRule,
     ) -> Option<Rules> {
@@ -143,8 +144,7 @@ impl Rules {
                     let rule = (|| {
                         let at = usize::try_from(u32_at(t, entry)?).ok()?;
                         let len = usize::try_from(u32_at(t, entry + 4)?).ok()?;
-                        let bytes = f.blob.as_slice().get(at..at.checked_add(len)?)?;
-                        (f.decode)(bytes)
+                        f.blob.with_range(at, len, |bytes| (f.decode)(bytes))?
                     })();
                     Box::new(rule.unwrap_or_else(|| damaged_rule(domain.copied())))
                 }))

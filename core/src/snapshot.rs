@@ -26,6 +26,7 @@ use crate::policy::{CompiledGuide, PolicySet};
 use crate::request::Domain;
 use crate::rules::Rules;
 use crate::script::ScriptHost;
+use crate::section::{ReadAt, Section};
 use contextos_grammar::ast::Effect;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -234,11 +235,9 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
     Ok(out)
 }
 
-/// Decodes a snapshot held in `buf` from byte `start` on, keeping the rules and the index
-/// as bytes of `buf`; [`PolicySet::from_snapshot`] calls it.
-pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, SnapshotError> {
-    let whole = Bytes::new(buf);
-    let bytes = whole.as_slice().get(start..).unwrap_or_default();
+/// Where a snapshot's format and head end: the head's offset and length within `bytes`
+/// (which start at the snapshot's first byte).
+fn locate_head(bytes: &[u8]) -> Result<(usize, usize), SnapshotError> {
     let bad = |what: &str| SnapshotError::Decode(what.to_string());
     // The format is checked first so an old cache reports itself instead of failing
     // somewhere inside the rules.
@@ -250,12 +249,22 @@ pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, Snaps
     let head_len = crate::frozen::u32_at(rest, 0)
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| bad("truncated before the head"))?;
-    let head_bytes = rest
-        .get(4..4usize.saturating_add(head_len))
+    Ok((bytes.len() - rest.len() + 4, head_len))
+}
+
+/// Decodes a snapshot held in `buf` from byte `start` on, keeping the rules and the index
+/// as bytes of `buf`; [`PolicySet::from_snapshot`] calls it.
+pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, SnapshotError> {
+    let whole = Bytes::new(buf);
+    let bytes = whole.as_slice().get(start..).unwrap_or_default();
+    let bad = |what: &str| SnapshotError::Decode(what.to_string());
+    let (head_at, head_len) = locate_head(bytes)?;
+    let head_bytes = bytes
+        .get(head_at..head_at.saturating_add(head_len))
         .ok_or_else(|| bad("truncated in the head"))?;
     let head: Head =
         postcard::from_bytes(head_bytes).map_err(|e| SnapshotError::Decode(e.to_string()))?;
-    let body_at = start + (bytes.len() - rest.len()) + 4 + head_len;
+    let body_at = start + head_at + head_len;
     let body_len = whole.as_slice().len() - body_at;
     if u64::try_from(body_len).ok() != Some(head.body) {
         return Err(bad("the body's length is not the one the head states"));
@@ -263,17 +272,77 @@ pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, Snaps
     let body = whole
         .sub(body_at, body_len)
         .ok_or_else(|| bad("truncated in the body"))?;
-    let section = |i: usize| -> Result<Bytes, SnapshotError> {
+    assemble(head, |at, len| {
+        body.sub(at, len)
+            .map(Section::Held)
+            .ok_or_else(|| bad("a section lies outside the body"))
+    })
+}
+
+/// Decodes the snapshot `reader` reads from offset `start` on, `total` bytes in all,
+/// reading only its head now: each section is read when a request first needs it, and
+/// a rule's bytes alone; [`PolicySet::from_snapshot_reader`] calls it.
+pub(crate) fn decode_stored(
+    reader: Arc<dyn ReadAt>,
+    start: u64,
+    total: u64,
+) -> Result<PolicySet, SnapshotError> {
+    let bad = |what: &str| SnapshotError::Decode(what.to_string());
+    let size = total
+        .checked_sub(start)
+        .ok_or_else(|| bad("the snapshot starts past its end"))?;
+    // A postcard u32 takes at most 5 bytes, then the head's u32 length.
+    let mut prefix = vec![0; usize::try_from(size.min(9)).unwrap_or(9)];
+    reader
+        .read_at(start, &mut prefix)
+        .map_err(|e| SnapshotError::Decode(e))?;
+    let (head_at, head_len) = locate_head(&prefix)?;
+    let body_at = (head_at as u64)
+        .checked_add(head_len as u64)
+        .filter(|end| *end <= size)
+        .ok_or_else(|| bad("truncated in the head"))?;
+    let mut head_bytes = vec![0; head_len];
+    reader
+        .read_at(start + head_at as u64, &mut head_bytes)
+        .map_err(SnapshotError::Decode)?;
+    let head: Head =
+        postcard::from_bytes(&head_bytes).map_err(|e| SnapshotError::Decode(e.to_string()))?;
+    if size - body_at != head.body {
+        return Err(bad("the body's length is not the one the head states"));
+    }
+    let body_start = start + body_at;
+    let body_len = head.body;
+    assemble(head, |at, len| {
+        let end = (at as u64).checked_add(len as u64);
+        if end.is_none_or(|end| end > body_len) {
+            return Err(bad("a section lies outside the body"));
+        }
+        Ok(Section::stored(
+            Arc::clone(&reader),
+            body_start + at as u64,
+            len,
+        ))
+    })
+}
+
+/// The set from its decoded head and a way to reach each body section (`at`, `len`
+/// relative to the body).
+fn assemble(
+    head: Head,
+    body_section: impl Fn(usize, usize) -> Result<Section, SnapshotError>,
+) -> Result<PolicySet, SnapshotError> {
+    let bad = |what: &str| SnapshotError::Decode(what.to_string());
+    let section = |i: usize| -> Result<Section, SnapshotError> {
         let (at, len) = head
             .sections
             .get(i)
             .copied()
             .ok_or_else(|| bad("a section is missing"))?;
-        usize::try_from(at)
+        let (at, len) = usize::try_from(at)
             .ok()
             .zip(usize::try_from(len).ok())
-            .and_then(|(at, len)| body.sub(at, len))
-            .ok_or_else(|| bad("a section lies outside the body"))
+            .ok_or_else(|| bad("a section lies outside the body"))?;
+        body_section(at, len)
     };
     if head.sections.len() != 3 + Slot::ALL.len() {
         return Err(bad("the section table has the wrong length"));
@@ -287,8 +356,12 @@ pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, Snaps
     let script_count = head.scripts.len();
     let rule_count =
         usize::try_from(head.rule_count).map_err(|_| bad("too many rules for this machine"))?;
+    // The table is small (nine bytes a rule) and read whole; the rules stay where they are.
+    let table = section(0)?
+        .bytes()
+        .ok_or_else(|| bad("the rule table cannot be read"))?;
     let rules = Rules::frozen(
-        section(0)?,
+        table,
         section(1)?,
         rule_count,
         Box::new(move |b| rule_from(b, script_count)),

@@ -132,3 +132,124 @@ fn an_invalid_glob_cannot_be_smuggled_in() {
         Err(e) => panic!("unexpected error: {e}"),
     }
 }
+
+/// A snapshot in "a file": reads are counted, and can be refused from some point on (as
+/// the policy cache refuses a read once the file changed in place).
+#[derive(Debug)]
+struct Stored {
+    bytes: Vec<u8>,
+    reads: std::sync::atomic::AtomicUsize,
+    read_bytes: std::sync::atomic::AtomicUsize,
+    refuse: std::sync::atomic::AtomicBool,
+}
+
+impl Stored {
+    fn new(bytes: Vec<u8>) -> std::sync::Arc<Stored> {
+        std::sync::Arc::new(Stored {
+            bytes,
+            reads: 0.into(),
+            read_bytes: 0.into(),
+            refuse: false.into(),
+        })
+    }
+}
+
+impl ReadAt for Stored {
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> Result<(), String> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.refuse.load(SeqCst) {
+            return Err("changed".into());
+        }
+        self.reads.fetch_add(1, SeqCst);
+        self.read_bytes.fetch_add(buf.len(), SeqCst);
+        let at = usize::try_from(at).unwrap();
+        buf.copy_from_slice(self.bytes.get(at..at + buf.len()).ok_or("short read")?);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_snapshot_read_in_place_decides_like_one_in_memory() {
+    let set = common::set(POLICY);
+    let bytes = set.to_snapshot().unwrap();
+    // Behind a header of 7 bytes, as the policy cache stores it.
+    let mut file = b"HEADER!".to_vec();
+    file.extend_from_slice(&bytes);
+    let total = file.len() as u64;
+    let restored = PolicySet::from_snapshot_reader(Stored::new(file), 7, total).unwrap();
+    for r in requests() {
+        let a = set.decide(&r, EvalOptions { explain: true });
+        let b = restored.decide(&r, EvalOptions { explain: true });
+        assert_eq!(a, b, "request {r:?}");
+    }
+    assert_eq!(
+        set.detectors.get().unwrap(),
+        restored.detectors.get().unwrap()
+    );
+    // Every strict prefix is refused at load, as from memory.
+    for cut in 0..bytes.len() {
+        let short = Stored::new(bytes[..cut].to_vec());
+        assert!(
+            PolicySet::from_snapshot_reader(short, 0, cut as u64).is_err(),
+            "prefix of {cut} bytes loaded"
+        );
+    }
+}
+
+#[test]
+fn one_exec_decision_reads_a_fraction_of_a_large_snapshot() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let mut src = String::from("language 1;\n");
+    for i in 0..2_000 {
+        src.push_str(&format!(
+            "@id(\"p{i}\") deny path write \"gen{i}/**/*.rs\";\n@id(\"e{i}\") deny exec \"danger{i} *\";\n"
+        ));
+    }
+    let bytes = common::set(&src).to_snapshot().unwrap();
+    let stored = Stored::new(bytes.clone());
+    let set = PolicySet::from_snapshot_reader(stored.clone(), 0, bytes.len() as u64).unwrap();
+    let d = set.decide(&Request::exec(["danger7", "x"]), EvalOptions::default());
+    assert_eq!(d.rule_ids(), vec!["e7"]);
+    let read = stored.read_bytes.load(SeqCst);
+    // The head, the rule table, the exec trie and one rule: not the path trie, not the
+    // other rules.
+    assert!(
+        read < bytes.len() / 2,
+        "read {read} of {} bytes for one decision",
+        bytes.len()
+    );
+}
+
+#[test]
+fn reads_refused_after_loading_deny_never_allow() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let src = r#"language 1;
+default exec = allow;
+default path = allow;
+@id("no-push") deny exec "git push *";
+@id("no-env") deny path write "**/.env";
+"#;
+    let bytes = common::set(src).to_snapshot().unwrap();
+    let stored = Stored::new(bytes.clone());
+    let set = PolicySet::from_snapshot_reader(stored.clone(), 0, bytes.len() as u64).unwrap();
+    // The file "changes" after the head was read: nothing read later may be trusted.
+    stored.refuse.store(true, SeqCst);
+    for r in [
+        Request::exec(["git", "push", "origin"]),
+        Request::exec(["ls"]),
+        Request::path(PathOp::Write, "a/.env"),
+        Request::path(PathOp::Write, "src/lib.rs"),
+    ] {
+        let d = set.decide(&r, EvalOptions::default());
+        assert_eq!(d.verdict, Effect::Deny, "{r:?}: {d:?}");
+        assert!(
+            d.rule_ids().contains(&rules::DAMAGED_RULE_ID),
+            "{r:?}: {:?}",
+            d.rule_ids()
+        );
+    }
+    assert!(
+        set.detectors.get().is_err(),
+        "detectors must not read as none"
+    );
+}
