@@ -295,7 +295,7 @@ pub(crate) fn decode_stored(
     let mut prefix = vec![0; usize::try_from(size.min(9)).unwrap_or(9)];
     reader
         .read_at(start, &mut prefix)
-        .map_err(|e| SnapshotError::Decode(e))?;
+        .map_err(SnapshotError::Decode)?;
     let (head_at, head_len) = locate_head(&prefix)?;
     let body_at = (head_at as u64)
         .checked_add(head_len as u64)
