@@ -38,200 +38,24 @@
 //! targets, every step fsynced on its own) are recovered the same way.
 
 mod one_file;
+mod parts;
+
+use parts::{
+    check_precondition, image_of, list, parent_dir, remove_tx_dir, same_file_system, tx_io,
+    tx_path, Entry, Image, Intent, COMMITTED, INTENT, INTENT_TMP,
+};
+pub use parts::{
+    Change, Committed, Failpoint, JournalError, Pending, Precondition, Step, JOURNAL_DIR,
+};
 
 use super::atomic_write::{create_unsynced, temp_name};
 use super::durable::Unsynced;
 use super::faults::Recovery;
 use super::project_lock::ProjectLockGuard;
-use super::safe_fs::{from_io, sha256_hex, SafeFsError, SafeRoot};
+use super::safe_fs::{sha256_hex, SafeRoot};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::AtFlags;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-
-pub const JOURNAL_DIR: &str = ".contextos/state/journal";
-
-const INTENT: &str = "intent.json";
-const INTENT_TMP: &str = "intent.json.tmp";
-const COMMITTED: &str = "committed";
-
-/// One change of a transaction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "lowercase")]
-pub enum Change {
-    Write {
-        path: String,
-        #[serde(with = "bytes_as_text")]
-        content: Vec<u8>,
-        /// Mode of a new file; an existing file keeps its mode unless `exact_mode`.
-        #[serde(default = "default_mode")]
-        mode: u32,
-        /// `mode` applies to an existing file too (a sandbox's `chmod`, an explicit mode
-        /// in a changeset).
-        #[serde(default)]
-        exact_mode: bool,
-    },
-    Delete {
-        path: String,
-    },
-}
-
-fn default_mode() -> u32 {
-    0o644
-}
-
-mod bytes_as_text {
-    use serde::{Deserialize, Deserializer, Serializer};
-    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
-        match std::str::from_utf8(b) {
-            Ok(t) => s.serialize_str(t),
-            Err(_) => Err(serde::ser::Error::custom("file content must be UTF-8 text")),
-        }
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        String::deserialize(d).map(String::into_bytes)
-    }
-}
-
-impl Change {
-    pub fn path(&self) -> &str {
-        match self {
-            Change::Write { path, .. } | Change::Delete { path } => path,
-        }
-    }
-}
-
-/// What the target must look like when the transaction applies.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Precondition {
-    #[default]
-    Any,
-    MustNotExist,
-    /// The current content's sha256 (hex).
-    Sha256(String),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
-    pub change: Change,
-    #[serde(default)]
-    pub precondition: Precondition,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Image {
-    exists: bool,
-    sha256: Option<String>,
-    mode: Option<u32>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Entry {
-    path: String,
-    pre: Image,
-    post: Image,
-    temp: Option<String>,
-    backup: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Intent {
-    txid: String,
-    generation: u64,
-    /// Each entry's `temp` is a file in `T/` (this protocol); absent in the journals of
-    /// the earlier one, whose temps sat beside their targets.
-    #[serde(default)]
-    staged_in_journal: bool,
-    entries: Vec<Entry>,
-}
-
-/// Points at which a test may stop the process (every durable step of the protocol). A
-/// one-file transaction reaches `Staged(0)` (its file staged and fsynced), `Applied(0)`
-/// (renamed or unlinked), `Committed` (its directories fsynced) and `CleanedUp`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failpoint {
-    BackupWritten(usize),
-    IntentWritten,
-    Staged(usize),
-    Applied(usize),
-    Committed,
-    CleanedUp,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum JournalError {
-    #[error(transparent)]
-    Path(#[from] SafeFsError),
-    #[error("{path}: precondition failed: {why}")]
-    Precondition { path: String, why: String },
-    #[error("{path} appears twice in one transaction")]
-    Duplicate { path: String },
-    #[error(transparent)]
-    ProjectLock(#[from] super::project_lock::ProjectLockError),
-    #[error("journal {txid}: {why}")]
-    Corrupt { txid: String, why: String },
-    /// Past the commit point: the change is applied, only its journal files remain.
-    #[error("journal {txid}: committed (every file has its new content), but cleaning up the journal failed ({why}); the next `contextos journal recover` removes what is left")]
-    CommittedNotCleaned { txid: String, why: String },
-}
-
-/// What a commit did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Committed {
-    pub txid: String,
-    pub generation: u64,
-    pub files: usize,
-}
-
-/// A transaction found in the journal.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Pending {
-    pub txid: String,
-    /// `incomplete` (no intent: nothing to undo), `prepared` (would roll back) or
-    /// `committed` (cleanup only).
-    pub state: &'static str,
-    pub generation: Option<u64>,
-    pub paths: Vec<String>,
-}
-
-fn image_of(root: &SafeRoot, path: &str) -> Result<Image, JournalError> {
-    Ok(match root.fingerprint(path)? {
-        Some((sha, mode)) => Image {
-            exists: true,
-            sha256: Some(sha),
-            mode: Some(mode),
-        },
-        None => Image {
-            exists: false,
-            sha256: None,
-            mode: None,
-        },
-    })
-}
-
-fn check_precondition(path: &str, pre: &Image, cond: &Precondition) -> Result<(), JournalError> {
-    let why = match cond {
-        Precondition::Any => return Ok(()),
-        Precondition::MustNotExist if pre.exists => {
-            "the file must not exist, but it does".to_string()
-        }
-        Precondition::MustNotExist => return Ok(()),
-        Precondition::Sha256(want) if pre.sha256.as_deref() == Some(want.as_str()) => return Ok(()),
-        Precondition::Sha256(want) => format!(
-            "expected sha256 {want}, found {}",
-            pre.sha256.as_deref().unwrap_or("no file")
-        ),
-    };
-    Err(JournalError::Precondition {
-        path: path.to_string(),
-        why,
-    })
-}
-
-fn tx_path(txid: &str, name: &str) -> String {
-    format!("{JOURNAL_DIR}/{txid}/{name}")
-}
 
 /// Applies `steps` as one transaction. The caller holds the project lock.
 pub fn commit(
@@ -343,45 +167,6 @@ pub fn commit(
         generation: intent.generation,
         files: intent.entries.len(),
     })
-}
-
-/// The directory that holds `rel` (`""`: the project root).
-fn parent_dir(rel: &str) -> &str {
-    rel.rsplit_once('/').map_or("", |(dir, _)| dir)
-}
-
-fn tx_dir(txid: &str) -> String {
-    format!("{JOURNAL_DIR}/{txid}")
-}
-
-/// An I/O error on the file `name` of transaction `txid`.
-fn tx_io(txid: &str, name: &str) -> impl Fn(std::io::Error) -> JournalError {
-    let path = if name.is_empty() {
-        tx_dir(txid)
-    } else {
-        tx_path(txid, name)
-    };
-    move |e| JournalError::Path(from_io(&path, &e))
-}
-
-/// A staged file is renamed over its target from `T/`: both must be on one file system.
-fn same_file_system(
-    target_dir: &OwnedFd,
-    journal: &OwnedFd,
-    rel: &str,
-) -> Result<(), JournalError> {
-    let dev = |fd: &OwnedFd| rustix::fs::fstat(fd).map(|st| st.st_dev);
-    match (dev(target_dir), dev(journal)) {
-        (Ok(a), Ok(b)) if a == b => Ok(()),
-        (Ok(_), Ok(_)) => Err(JournalError::Path(SafeFsError {
-            code: "path.cross-device",
-            path: rel.to_string(),
-            message: format!(
-                "the file's directory is on another file system than the journal ({JOURNAL_DIR}); a journaled write cannot move a file between file systems"
-            ),
-        })),
-        (Err(e), _) | (_, Err(e)) => Err(JournalError::Path(from_io(rel, &e.into()))),
-    }
 }
 
 /// Steps 2–5 of the protocol.
@@ -571,58 +356,6 @@ fn cleanup(root: &SafeRoot, intent: &Intent) -> Result<(), JournalError> {
         }
     }
     remove_tx_dir(root, &intent.txid)
-}
-
-/// Removes `T/` and what it holds. One ordering matters: an intent must never survive
-/// without the commit record next to it once targets may hold post-images, which would
-/// read as prepared and roll a committed transaction back. The commit step removes the
-/// intent itself; where both are still found (a crash before the commit's fsync returned,
-/// or a journal of the earlier protocol), the intent goes first and `T/` is fsynced
-/// before the record goes. Nothing else needs an fsync: whatever a crash leaves of the
-/// rest (backups, staged files, the intent's temp file, the record alone), the next
-/// recovery removes without using it.
-fn remove_tx_dir(root: &SafeRoot, txid: &str) -> Result<(), JournalError> {
-    let names = list(root, txid)?;
-    let has = |name: &str| names.iter().any(|n| n == name);
-    if has(COMMITTED) && has(INTENT) {
-        root.remove(&tx_path(txid, INTENT))?;
-    }
-    for name in names.iter().filter(|n| n.as_str() != COMMITTED) {
-        root.remove_temp(&tx_path(txid, name), name)?;
-    }
-    if has(COMMITTED) {
-        root.unlink_unsynced(&tx_path(txid, COMMITTED))?;
-    }
-    let dir = root.path().join(tx_dir(txid));
-    match std::fs::remove_dir(&dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(JournalError::Corrupt {
-            txid: txid.to_string(),
-            why: format!("cannot remove {}: {e}", dir.display()),
-        }),
-    }
-}
-
-fn list(root: &SafeRoot, txid: &str) -> Result<Vec<String>, JournalError> {
-    let dir = root.path().join(JOURNAL_DIR).join(txid);
-    let mut names = Vec::new();
-    match std::fs::read_dir(&dir) {
-        Ok(entries) => {
-            for e in entries.flatten() {
-                names.push(e.file_name().to_string_lossy().into_owned());
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(JournalError::Corrupt {
-                txid: txid.to_string(),
-                why: e.to_string(),
-            })
-        }
-    }
-    names.sort();
-    Ok(names)
 }
 
 fn transactions(root: &SafeRoot) -> Result<Vec<String>, JournalError> {

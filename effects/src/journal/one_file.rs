@@ -23,7 +23,7 @@
 //! before the commit point (an fsync's `EIO`) is undone from the pre-image read in step
 //! 3, through `T/` again, so an error still means nothing was applied.
 
-use super::{
+use super::parts::{
     check_precondition, image_of, parent_dir, remove_tx_dir, same_file_system, tx_io, tx_path,
     Change, Committed, Entry, Failpoint, Image, JournalError, Step,
 };
