@@ -41,8 +41,8 @@ mod one_file;
 mod parts;
 
 use parts::{
-    check_precondition, image_of, list, parent_dir, remove_tx_dir, same_file_system, tx_io,
-    tx_path, Entry, Image, Intent, COMMITTED, INTENT, INTENT_TMP,
+    check_precondition, finished, image_of, list, parent_dir, remove_tx_dir, same_file_system,
+    tx_io, tx_path, Entry, Image, Intent, COMMITTED, INTENT, INTENT_TMP,
 };
 pub use parts::{
     Change, Committed, Failpoint, JournalError, Pending, Precondition, Step, JOURNAL_DIR,
@@ -154,19 +154,15 @@ pub fn commit(
             }),
         };
     }
-    // 6. Cleanup. Past the commit point an error must not read as "nothing applied".
-    if let Err(e) = cleanup(root, &intent) {
-        return Err(JournalError::CommittedNotCleaned {
-            txid,
-            why: e.to_string(),
-        });
-    }
-    failpoint(Failpoint::CleanedUp);
-    Ok(Committed {
+    // 6. Cleanup.
+    let cleaned = cleanup(root, &intent);
+    finished(
+        cleaned,
         txid,
-        generation: intent.generation,
-        files: intent.entries.len(),
-    })
+        intent.generation,
+        intent.entries.len(),
+        failpoint,
+    )
 }
 
 /// Steps 2–5 of the protocol.

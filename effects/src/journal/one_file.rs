@@ -24,8 +24,8 @@
 //! 3, through `T/` again, so an error still means nothing was applied.
 
 use super::parts::{
-    check_precondition, image_of, parent_dir, remove_tx_dir, same_file_system, tx_io, tx_path,
-    Change, Committed, Entry, Failpoint, Image, JournalError, Step,
+    check_precondition, finished, image_of, parent_dir, remove_tx_dir, same_file_system, tx_io,
+    tx_path, Change, Committed, Entry, Failpoint, Image, JournalError, Step,
 };
 use crate::atomic_write::create_unsynced;
 use crate::faults::Recovery;
@@ -86,19 +86,8 @@ pub(super) fn commit(
             }),
         };
     }
-    // Past the commit point an error must not read as "nothing applied".
-    if let Err(e) = remove_tx_dir(root, &txid) {
-        return Err(JournalError::CommittedNotCleaned {
-            txid,
-            why: e.to_string(),
-        });
-    }
-    failpoint(Failpoint::CleanedUp);
-    Ok(Committed {
-        txid,
-        generation: lock.generation(),
-        files: 1,
-    })
+    let cleaned = remove_tx_dir(root, &txid);
+    finished(cleaned, txid, lock.generation(), 1, failpoint)
 }
 
 /// Steps 2–4. Sets `touched` once the target has changed (renamed over or unlinked), and

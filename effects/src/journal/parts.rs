@@ -286,3 +286,26 @@ pub(super) fn list(root: &SafeRoot, txid: &str) -> Result<Vec<String>, JournalEr
     names.sort();
     Ok(names)
 }
+
+/// The end of a transaction past its commit point, on either path: the outcome of removing
+/// its directory, reported so that an error there never reads as "nothing applied".
+pub(super) fn finished(
+    cleaned: Result<(), JournalError>,
+    txid: String,
+    generation: u64,
+    files: usize,
+    failpoint: &mut dyn FnMut(Failpoint),
+) -> Result<Committed, JournalError> {
+    if let Err(e) = cleaned {
+        return Err(JournalError::CommittedNotCleaned {
+            txid,
+            why: e.to_string(),
+        });
+    }
+    failpoint(Failpoint::CleanedUp);
+    Ok(Committed {
+        txid,
+        generation,
+        files,
+    })
+}
