@@ -41,8 +41,8 @@ mod one_file;
 mod parts;
 
 use parts::{
-    check_precondition, finished, image_of, list, parent_dir, remove_tx_dir, same_file_system,
-    tx_io, tx_path, Entry, Image, Intent, COMMITTED, INTENT, INTENT_TMP,
+    check_precondition, finished, holds_our_post_image, image_of, list, parent_dir, remove_tx_dir,
+    same_file_system, tx_io, tx_path, Entry, Image, Intent, COMMITTED, INTENT, INTENT_TMP,
 };
 pub use parts::{
     Change, Committed, Failpoint, JournalError, Pending, Precondition, Step, JOURNAL_DIR,
@@ -441,20 +441,7 @@ fn roll_back(root: &SafeRoot, intent: &Intent) -> Result<(), JournalError> {
         // Undo only what this transaction did: a target that holds its post-image. One
         // that holds neither image (or is no longer a regular file) was changed by
         // someone else and is left alone.
-        let now = match image_of(root, &e.path) {
-            Ok(now) => now,
-            Err(JournalError::Path(p))
-                if matches!(
-                    p.code,
-                    "path.symlink" | "path.is-directory" | "path.special-file" | "path.hardlink"
-                ) =>
-            {
-                continue
-            }
-            Err(other) => return Err(other),
-        };
-        let holds = |img: &Image| now.exists == img.exists && now.sha256 == img.sha256;
-        if holds(&e.pre) || !holds(&e.post) {
+        if !holds_our_post_image(root, e)? {
             continue;
         }
         match &e.backup {

@@ -24,8 +24,9 @@
 //! 3, through `T/` again, so an error still means nothing was applied.
 
 use super::parts::{
-    check_precondition, finished, image_of, parent_dir, remove_tx_dir, same_file_system, tx_io,
-    tx_path, Change, Committed, Entry, Failpoint, Image, JournalError, Step,
+    check_precondition, finished, holds_our_post_image, parent_dir, remove_tx_dir,
+    same_file_system, tx_io, tx_path, Change, Committed, Entry, Failpoint, Image, JournalError,
+    Step,
 };
 use crate::atomic_write::create_unsynced;
 use crate::faults::Recovery;
@@ -204,21 +205,7 @@ fn undo(
     pre_bytes: Option<&[u8]>,
 ) -> Result<(), JournalError> {
     let path = entry.path.as_str();
-    let now = match image_of(root, path) {
-        Ok(now) => now,
-        // No longer a regular file: someone else's change, left alone (as a rollback does).
-        Err(JournalError::Path(p))
-            if matches!(
-                p.code,
-                "path.symlink" | "path.is-directory" | "path.special-file" | "path.hardlink"
-            ) =>
-        {
-            return Ok(())
-        }
-        Err(other) => return Err(other),
-    };
-    let holds = |img: &Image| now.exists == img.exists && now.sha256 == img.sha256;
-    if holds(&entry.pre) || !holds(&entry.post) {
+    if !holds_our_post_image(root, entry)? {
         return Ok(());
     }
     match (entry.pre.exists, pre_bytes) {

@@ -309,3 +309,23 @@ pub(super) fn finished(
         files,
     })
 }
+
+/// Whether `entry`'s target holds this transaction's post-image (and not its pre-image):
+/// only then is it ours to undo. A target that holds neither image, or is no longer a
+/// regular file, was changed by someone else and is left alone.
+pub(super) fn holds_our_post_image(root: &SafeRoot, entry: &Entry) -> Result<bool, JournalError> {
+    let now = match image_of(root, &entry.path) {
+        Ok(now) => now,
+        Err(JournalError::Path(p))
+            if matches!(
+                p.code,
+                "path.symlink" | "path.is-directory" | "path.special-file" | "path.hardlink"
+            ) =>
+        {
+            return Ok(false)
+        }
+        Err(other) => return Err(other),
+    };
+    let holds = |img: &Image| now.exists == img.exists && now.sha256 == img.sha256;
+    Ok(!holds(&entry.pre) && holds(&entry.post))
+}
