@@ -52,7 +52,8 @@ struct Head {
     runtime_lets: std::collections::BTreeMap<String, Vec<String>>,
 }
 
-#[derive(Serialize, Deserialize)]
+/// A rule's encoding, as decoded ([`RuleSnapRef`] writes it).
+#[derive(Deserialize)]
 struct RuleSnap {
     id: String,
     effect: Effect,
@@ -102,13 +103,37 @@ pub enum SnapshotError {
         /// The format number found in the bytes.
         found: u32,
     },
-    /// The content decoded but does not form a set: a script that does not compile, an index
-    /// that cannot be built, or a rule referring to a missing script.
-    #[error("the snapshot does not rebuild: {0}")]
-    Rebuild(String),
 }
 
-fn rule_snap(r: &CompiledRule) -> Result<RuleSnap, SnapshotError> {
+/// A rule as [`RuleSnap`] encodes it, borrowed from the compiled rule: the same fields in
+/// the same order and the same encoding (a `&str` and a slice are written as a `String`
+/// and a `Vec` are), without copying the conditions and their glob lists, which was a
+/// twelfth of a cold hook.
+#[derive(Serialize)]
+struct RuleSnapRef<'a> {
+    id: &'a str,
+    effect: Effect,
+    domain: Domain,
+    ops: OpMask,
+    role: Option<&'a str>,
+    patterns: &'a [String],
+    exec_patterns: &'a [ExecPattern],
+    clauses: &'a [Clause],
+    because: Option<&'a str>,
+    severity: Option<&'a str>,
+    obligations: Vec<(&'a str, Vec<(&'a str, String)>)>,
+    #[serde(serialize_with = "origin_ref")]
+    origin: &'a Origin,
+    layer: Layer,
+    analyzable: bool,
+    accepts: &'a [String],
+}
+
+fn origin_ref<S: serde::Serializer>(o: &&Origin, s: S) -> Result<S::Ok, S::Error> {
+    crate::ir::origin_full::serialize(o, s)
+}
+
+fn rule_snap(r: &CompiledRule) -> Result<RuleSnapRef<'_>, SnapshotError> {
     let obligations = r
         .obligations
         .iter()
@@ -118,29 +143,29 @@ fn rule_snap(r: &CompiledRule) -> Result<RuleSnap, SnapshotError> {
                 .iter()
                 .map(|(k, v)| {
                     serde_json::to_string(v)
-                        .map(|t| (k.clone(), t))
+                        .map(|t| (k.as_str(), t))
                         .map_err(|e| SnapshotError::Encode(e.to_string()))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok((o.name.clone(), entries))
+            Ok((o.name.as_str(), entries))
         })
         .collect::<Result<Vec<_>, SnapshotError>>()?;
-    Ok(RuleSnap {
-        id: r.id.clone(),
+    Ok(RuleSnapRef {
+        id: &r.id,
         effect: r.effect,
         domain: r.domain,
         ops: r.ops,
-        role: r.role.clone(),
-        patterns: r.patterns.clone(),
-        exec_patterns: r.exec_patterns.clone(),
-        clauses: r.clauses.clone(),
-        because: r.because.clone(),
-        severity: r.severity.clone(),
+        role: r.role.as_deref(),
+        patterns: &r.patterns,
+        exec_patterns: &r.exec_patterns,
+        clauses: &r.clauses,
+        because: r.because.as_deref(),
+        severity: r.severity.as_deref(),
         obligations,
-        origin: r.origin.clone(),
+        origin: &r.origin,
         layer: r.layer,
         analyzable: r.analyzable,
-        accepts: r.accepts.clone(),
+        accepts: &r.accepts,
     })
 }
 
@@ -347,13 +372,11 @@ fn assemble(
     if head.sections.len() != 3 + Slot::ALL.len() {
         return Err(bad("the section table has the wrong length"));
     }
-    let mut scripts = ScriptHost::new();
-    for (domain, body) in &head.scripts {
-        scripts
-            .compile(*domain, body)
-            .map_err(|e| SnapshotError::Rebuild(format!("script: {}", e.message)))?;
-    }
     let script_count = head.scripts.len();
+    // Compiled at the first evaluation: most requests reach no script, and building the
+    // engine was a twentieth of a warm hook. A script that no longer compiles makes its
+    // conditions errors, resolved to the stricter outcome.
+    let scripts = ScriptHost::deferred(head.scripts);
     let rule_count =
         usize::try_from(head.rule_count).map_err(|_| bad("too many rules for this machine"))?;
     // The table is small (nine bytes a rule) and read whole; the rules stay where they are.

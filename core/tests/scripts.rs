@@ -114,3 +114,42 @@ fn hostile_script_nesting_is_a_check_time_error() {
         .collect();
     assert_eq!(codes, ["E0114"]);
 }
+
+/// A set restored from a snapshot compiles its scripts at the first evaluation; the
+/// decisions are the compiler's, and the limits hold there too.
+#[test]
+fn a_restored_set_compiles_its_scripts_on_first_use_with_the_same_limits() {
+    let s = rule("deny", "program == \"make\" && argv.len() > 2");
+    let restored = PolicySet::from_snapshot(&s.to_snapshot().unwrap()).unwrap();
+    for argv in [&["make", "a", "b"][..], &["make"], &["cargo", "a", "b"]] {
+        assert_eq!(
+            exec(&restored, argv).verdict,
+            exec(&s, argv).verdict,
+            "{argv:?}"
+        );
+    }
+    assert_eq!(exec(&restored, &["make", "a", "b"]).verdict, Effect::Deny);
+    let looping = rule("deny", "loop { } true");
+    let restored = PolicySet::from_snapshot(&looping.to_snapshot().unwrap()).unwrap();
+    let d = exec(&restored, &["anything"]);
+    assert_eq!(d.verdict, Effect::Deny);
+    assert!(d.errors[0].message.contains("operations"), "{:?}", d.errors);
+}
+
+/// A deferred script that does not compile is an error at every evaluation, never a
+/// condition that silently holds or fails.
+#[test]
+fn a_deferred_script_that_does_not_compile_errors_at_every_use() {
+    let host = script::ScriptHost::deferred(vec![
+        (Domain::Exec, "program == \"make\"".into()),
+        (Domain::Exec, "this is ( not rhai".into()),
+    ]);
+    let req = Request::exec(["make"]);
+    for i in [0, 1, 0] {
+        let e = host.eval(i, &req).unwrap_err();
+        assert!(e.contains("does not compile"), "{e}");
+    }
+    let host = script::ScriptHost::deferred(vec![(Domain::Exec, "program == \"make\"".into())]);
+    assert_eq!(host.eval(0, &req), Ok(true));
+    assert!(host.eval(1, &req).is_err());
+}
