@@ -51,17 +51,25 @@ pub fn has_glob_meta(word: &str) -> bool {
 #[serde(try_from = "String", into = "String")]
 pub struct LazyWordGlob {
     pattern: String,
+    /// The pattern when it has a simple shape, matched without a regex: a hook asks one
+    /// question of a word glob, and compiling it was a twentieth of a warm hook.
+    simple: Option<crate::simple_glob::SimpleGlob>,
     matcher: OnceLock<Result<GlobMatcher, String>>,
 }
 
 impl LazyWordGlob {
     /// Validates `pattern` as a word glob now and defers building its matcher.
     pub fn new(pattern: &str) -> Result<Self, String> {
-        word_builder(pattern)
-            .build()
-            .map_err(|e| e.kind().to_string())?;
+        let simple = crate::simple_glob::SimpleGlob::parse_word(pattern);
+        // A simple shape is a valid glob by construction.
+        if simple.is_none() {
+            word_builder(pattern)
+                .build()
+                .map_err(|e| e.kind().to_string())?;
+        }
         Ok(LazyWordGlob {
             pattern: pattern.to_string(),
+            simple,
             matcher: OnceLock::new(),
         })
     }
@@ -72,6 +80,9 @@ impl LazyWordGlob {
     /// Errors only when the regex cannot be built (size limits); callers resolve that to
     /// the stricter outcome.
     pub fn is_match(&self, s: &str) -> Result<bool, String> {
+        if let Some(hit) = self.simple.as_ref().and_then(|g| g.is_match(s)) {
+            return Ok(hit);
+        }
         self.matcher
             .get_or_init(|| word_glob(&self.pattern))
             .as_ref()

@@ -33,6 +33,10 @@ enum Tok {
     RecMid,
     /// `[…]`: one character of the set (index into the glob's class list).
     Class(usize),
+    /// `?` in an argv word: any one character, `/` included.
+    AnyOne,
+    /// `*` in an argv word: any run of characters, `/` included.
+    AnyRun,
 }
 
 /// Inclusive character ranges of a class; a single character is a range of one.
@@ -147,6 +151,32 @@ impl SimpleGlob {
         Some(SimpleGlob(toks, classes))
     }
 
+    /// An exec word glob ([`crate::glob::word_glob`]: globset without `literal_separator`):
+    /// `*` and `?` match `/` too, and `/` is an ordinary character. A `**` is left to
+    /// globset, as are the shapes [`SimpleGlob::parse`] leaves to it.
+    pub(crate) fn parse_word(pattern: &str) -> Option<SimpleGlob> {
+        if pattern.contains("**") {
+            return None;
+        }
+        let SimpleGlob(toks, classes) = SimpleGlob::parse(pattern)?;
+        let toks = toks
+            .into_iter()
+            .map(|t| match t {
+                Tok::Star => Some(Tok::AnyRun),
+                Tok::One => Some(Tok::AnyOne),
+                Tok::Lit(_) | Tok::Class(_) => Some(t),
+                // Not reachable without `**`; refused rather than guessed.
+                Tok::All
+                | Tok::RecPrefix
+                | Tok::RecSuffix
+                | Tok::RecMid
+                | Tok::AnyOne
+                | Tok::AnyRun => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(SimpleGlob(toks, classes))
+    }
+
     /// Whether the glob matches the whole of `s`; `None` for non-ASCII text, which the
     /// caller leaves to globset.
     pub(crate) fn is_match(&self, s: &str) -> Option<bool> {
@@ -184,7 +214,10 @@ impl SimpleGlob {
                 let run = rest.iter().take_while(|c| **c != '/').count();
                 (0..=run).any(|k| self.at(t + 1, p + k, s, memo))
             }
-            Some(Tok::All) => (0..=rest.len()).any(|k| self.at(t + 1, p + k, s, memo)),
+            Some(Tok::All | Tok::AnyRun) => {
+                (0..=rest.len()).any(|k| self.at(t + 1, p + k, s, memo))
+            }
+            Some(Tok::AnyOne) => !rest.is_empty() && self.at(t + 1, p + 1, s, memo),
             Some(Tok::RecPrefix) => {
                 self.at(t + 1, p, s, memo)
                     || (0..rest.len())
@@ -383,8 +416,45 @@ mod tests {
         .prop_map(|v| v.concat())
     }
 
+    fn word_globset(pattern: &str, s: &str) -> Option<bool> {
+        crate::glob::word_glob(pattern).ok().map(|g| g.is_match(s))
+    }
+
+    #[test]
+    fn word_globs_cross_slashes_like_globset() {
+        for (p, s, want) in [
+            ("*.py", "scripts/x.py", true),
+            ("python*", "python3", true),
+            ("?", "/", true),
+            ("/dev/tcp/*", "/dev/tcp/1.2.3.4/80", true),
+            ("--key=*", "--key=~/.ssh/id", true),
+            ("*[=@]x", "a/b@x", true),
+            ("a?c", "a/c", true),
+            ("a?c", "ac", false),
+        ] {
+            let g = SimpleGlob::parse_word(p).unwrap();
+            assert_eq!(g.is_match(s), Some(want), "{p} on {s}");
+            assert_eq!(word_globset(p, s), Some(want), "globset: {p} on {s}");
+        }
+        for p in ["**", "a/**", "**/x", "x**", "{a,b}", "[!a]", "é*"] {
+            assert_eq!(SimpleGlob::parse_word(p), None, "{p}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
+        /// Whenever a word glob is simple and globset accepts it, both answer alike.
+        #[test]
+        fn word_globs_match_like_globset(p in glob_text(), subjects in prop::collection::vec(subject(), 1..8)) {
+            if let (Some(g), Ok(_)) = (SimpleGlob::parse_word(&p), crate::glob::word_glob(&p)) {
+                for s in &subjects {
+                    if let Some(hit) = g.is_match(s) {
+                        prop_assert_eq!(Some(hit), word_globset(&p, s), "`{}` on `{}`", p, s);
+                    }
+                }
+            }
+        }
+
         /// Whenever a glob is simple and globset accepts it, both answer alike.
         #[test]
         fn matches_like_globset(p in glob_text(), subjects in prop::collection::vec(subject(), 1..8)) {
