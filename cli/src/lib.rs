@@ -36,6 +36,7 @@ pub mod fuzzing;
 #[cfg(feature = "scan")]
 mod githook;
 mod hook;
+mod hook_args;
 #[cfg(feature = "docker")]
 mod mcp;
 mod output;
@@ -191,16 +192,31 @@ pub fn full() -> ExitCode {
 }
 
 fn main(heavy: HeavyRunner) -> ExitCode {
-    let cli = if commands::hook::amp_delegate() {
-        Cli::parse_from(["contextos", "hook", "amp"])
+    let args: Vec<std::ffi::OsString> = if commands::hook::amp_delegate() {
+        ["contextos", "hook", "amp"].map(Into::into).to_vec()
     } else {
-        Cli::parse()
+        std::env::args_os().collect()
     };
-    let ctx = Context {
-        project: cli.project,
-        format: cli.format,
+    let (ctx, command) = match hook_args::read(&args) {
+        Some(line) => (
+            Context {
+                project: line.project,
+                format: Format::Text,
+            },
+            Command::Hook(HookArgs {
+                what: HookCommand::Agent(line.agent),
+            }),
+        ),
+        None => {
+            let cli = Cli::parse_from(args);
+            let ctx = Context {
+                project: cli.project,
+                format: cli.format,
+            };
+            (ctx, cli.command)
+        }
     };
-    match dispatch(&ctx, cli.command, heavy) {
+    match dispatch(&ctx, command, heavy) {
         Ok(exit) => exit.into(),
         Err(e) => {
             e.report(ctx.format);

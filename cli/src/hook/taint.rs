@@ -7,6 +7,7 @@
 //! stdlib (`std-exec-governance-commands`).
 
 use contextos_engine::emit::{Action, McpEndpoint};
+use contextos_engine::glob::PathGlobs;
 use contextos_engine::{PolicySet, Request, RequestKind, Session};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -283,7 +284,9 @@ pub fn sources(
 ) -> Vec<String> {
     let untrusted = matcher(set, "untrusted_reads");
     let trusted_hosts = matcher(set, "trusted_fetch_hosts");
-    let trusted_host = |h: &str| trusted_hosts.as_ref().is_some_and(|g| g.is_match(h));
+    // A list that cannot be compiled trusts no host and taints every read it could name.
+    let trusted_host = |h: &str| matches(trusted_hosts.as_ref(), h, false);
+    let untrusted_read = |p: &str| matches(untrusted.as_ref(), p, true);
     let mut out: Vec<String> = Vec::new();
     let mut add = |s: String| {
         if !out.contains(&s) {
@@ -320,7 +323,7 @@ pub fn sources(
         }
     }
     for p in read_paths {
-        if untrusted.as_ref().is_some_and(|g| g.is_match(p)) {
+        if untrusted_read(p) {
             add(format!("read:{p}"));
         }
     }
@@ -330,14 +333,13 @@ pub fn sources(
             // no path part of its own).
             RequestKind::Exec(e) => {
                 for p in &e.reads {
-                    if untrusted.as_ref().is_some_and(|g| g.is_match(p)) {
+                    if untrusted_read(p) {
                         add(format!("read:{p}"));
                     }
                 }
             }
             RequestKind::Path(p)
-                if p.op == contextos_engine::PathOp::Read
-                    && untrusted.as_ref().is_some_and(|g| g.is_match(&p.path)) =>
+                if p.op == contextos_engine::PathOp::Read && untrusted_read(&p.path) =>
             {
                 add(format!("read:{}", p.path));
             }
@@ -380,16 +382,21 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The globs of one of the policies' runtime `let`s, matched like path rules.
-fn matcher(set: &PolicySet, name: &str) -> Option<globset::GlobSet> {
+/// The globs of one of the policies' runtime `let`s, matched like path rules. A glob that
+/// is not valid is left out, as before; the build reports it. Matched glob by glob where
+/// the shapes allow (`PathGlobs`): a hook asks a handful of questions, and compiling the
+/// lists into a regex set was a tenth of a warm hook's CPU.
+fn matcher(set: &PolicySet, name: &str) -> Option<PathGlobs> {
     let globs = set.runtime_lets.get(name)?;
-    let mut b = globset::GlobSetBuilder::new();
-    for g in globs {
-        if let Ok(glob) = contextos_engine::glob::path_glob(g) {
-            b.add(glob);
-        }
-    }
-    b.build().ok()
+    let valid = globs
+        .iter()
+        .filter(|g| contextos_engine::glob::path_glob(g).is_ok());
+    PathGlobs::new(valid.map(String::as_str)).ok()
+}
+
+/// Whether `text` matches; a list that cannot be compiled answers `on_error`.
+fn matches(globs: Option<&PathGlobs>, text: &str, on_error: bool) -> bool {
+    globs.is_some_and(|g| g.is_match(text).unwrap_or(on_error))
 }
 
 #[cfg(test)]
