@@ -202,6 +202,26 @@ fn is_device_name(segment: &str) -> bool {
         .next()
         .unwrap_or(segment)
         .trim_end_matches(' ');
+    // Every segment of every path request passes here: an ASCII stem (nearly all) is
+    // compared in place, without building its upper-case form.
+    if stem.is_ascii() {
+        let is = |name: &str| stem.eq_ignore_ascii_case(name);
+        return match stem.as_bytes() {
+            [_, _, _] => is("CON") || is("PRN") || is("AUX") || is("NUL"),
+            [a, b, c, d] => {
+                let prefix = [*a, *b, *c];
+                (prefix.eq_ignore_ascii_case(b"COM") || prefix.eq_ignore_ascii_case(b"LPT"))
+                    && d.is_ascii_digit()
+            }
+            _ => is("CONIN$") || is("CONOUT$") || is("CLOCK$"),
+        };
+    }
+    is_device_name_unicode(stem)
+}
+
+/// [`is_device_name`] on a stem with non-ASCII characters, whose upper-case form may be
+/// ASCII (`ı` is `I`) or longer than the stem.
+fn is_device_name_unicode(stem: &str) -> bool {
     let upper: String = stem.chars().flat_map(char::to_uppercase).collect();
     match upper.as_str() {
         "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" | "CLOCK$" => true,
@@ -249,6 +269,25 @@ fn is_ignorable(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5000))]
+        /// The in-place ASCII comparison answers as the upper-casing one does.
+        #[test]
+        fn device_names_compare_in_place_as_upper_cased(
+            parts in prop::collection::vec(prop_oneof![
+                Just("c"), Just("C"), Just("o"), Just("n"), Just("N"), Just("p"), Just("r"),
+                Just("u"), Just("x"), Just("a"), Just("l"), Just("t"), Just("m"), Just("i"),
+                Just("I"), Just("k"), Just("$"), Just("1"), Just("9"), Just("0"), Just("."),
+                Just(" "), Just("ı"), Just("¹"), Just("é"), Just("x.y"),
+            ], 0..9)
+        ) {
+            let segment = parts.concat();
+            let stem = segment.split('.').next().unwrap_or(&segment).trim_end_matches(' ');
+            prop_assert_eq!(is_device_name(&segment), is_device_name_unicode(stem), "{:?}", segment);
+        }
+    }
 
     #[test]
     fn normalises_separators_and_dots() {

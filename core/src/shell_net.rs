@@ -139,15 +139,22 @@ pub(crate) fn secret_env_carries(set: &PolicySet, line: &str) -> Vec<String> {
     let Some(patterns) = set.runtime_lets.get("secret_env_vars") else {
         return Vec::new();
     };
+    let names = expanded_names(line);
+    if names.is_empty() {
+        return Vec::new();
+    }
+    // Simple shapes (`*_TOKEN`, `AWS_*`) match without compiling a regex: compiling the
+    // whole list was most of the cost of deciding a network command line.
     let globs: Vec<_> = patterns
         .iter()
-        .filter_map(|p| crate::glob::word_glob(p).ok())
+        .filter_map(|p| crate::glob::LazyWordGlob::new(p).ok())
         .collect();
     let mut out: Vec<String> = Vec::new();
-    for name in expanded_names(line) {
+    for name in names {
         let upper = name.to_ascii_uppercase();
         let tag = format!("env:{name}");
-        if globs.iter().any(|g| g.is_match(&upper)) && !out.contains(&tag) {
+        // A glob whose regex cannot be built counts as matching: the stricter outcome.
+        if globs.iter().any(|g| g.is_match(&upper).unwrap_or(true)) && !out.contains(&tag) {
             out.push(tag);
         }
     }
