@@ -187,7 +187,12 @@ impl ExecPattern {
             return Ok(false);
         }
         for (i, (p, a)) in self.words.iter().zip(argv).enumerate() {
-            let hit = p.is_match(a)? || (i == 0 && p.is_match(contextos_shell::basename(a))?);
+            // The basename is asked only when it differs: most programs are written bare.
+            let hit = p.is_match(a)?
+                || (i == 0 && {
+                    let base = contextos_shell::basename(a);
+                    base.len() < a.len() && p.is_match(base)?
+                });
             if !hit {
                 return Ok(false);
             }
