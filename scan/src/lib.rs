@@ -22,6 +22,7 @@ pub mod detect;
 pub mod finding;
 pub mod inspect;
 pub mod keywords;
+mod loose;
 pub mod reach;
 pub mod repo;
 pub mod run;

@@ -224,7 +224,14 @@ impl StagedChange {
         // map and inflate of a loose object) only when the read fails, which is how an
         // object over the limit set by [`read_limited`] shows itself. Without that limit
         // the blob is read and its length checked: the same finding, more memory.
+        let objects = repo.objects.store_ref().path();
         let within = |id: gix::ObjectId| -> Result<Option<Vec<u8>>, StagedError> {
+            // A loose blob is read without a memory map (see `loose`); gix answers the rest.
+            match crate::loose::blob(objects, &id, opts.max_blob_bytes) {
+                Some(crate::loose::Loose::Blob(data)) => return Ok(Some(data)),
+                Some(crate::loose::Loose::TooLarge) => return Ok(None),
+                None => {}
+            }
             match read(id) {
                 Ok(data) if data.len() as u64 > opts.max_blob_bytes => Ok(None),
                 Ok(data) => Ok(Some(data)),
