@@ -52,7 +52,9 @@ impl Default for ScriptHost {
     }
 }
 
-/// The locked-down engine every script runs on.
+/// The locked-down engine every script runs on: only the pure core, logic, array, map,
+/// math and string packages, the limits above, strict variables, and `eval`, `print` and
+/// `debug` disabled.
 fn engine() -> Engine {
     let mut engine = Engine::new_raw();
     engine.register_global_module(CorePackage::new().as_shared_module());
