@@ -174,3 +174,19 @@ fn several_errors_in_one_file_are_all_reported() {
     let codes: Vec<&str> = errors(src).into_iter().map(|e| e.0).collect();
     assert_eq!(codes, ["E0101", "E0108", "E0113"]);
 }
+
+/// The lists the runtime matches as globs are checked as globs: an invalid one would
+/// otherwise match nothing when the hook reads it (no taint, no carried secret).
+#[test]
+fn runtime_glob_lists_with_an_invalid_glob_are_refused() {
+    for (name, glob) in [
+        ("untrusted_reads", "docs/[a"),
+        ("trusted_fetch_hosts", "*.example.[com"),
+        ("secret_env_vars", "*_TOKEN[x"),
+    ] {
+        let src = format!("language 1;\nlet {name} = [\"ok/*\", \"{glob}\"];\n");
+        assert_eq!(one(&src), ("E0112", 2, 1), "{name}");
+    }
+    // Valid lists pass.
+    assert!(errors("language 1;\nlet secret_env_vars = [\"*_TOKEN\", \"AWS_*\"];\n").is_empty());
+}

@@ -382,8 +382,8 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The globs of one of the policies' runtime `let`s, matched like path rules. A glob that
-/// is not valid is left out, as before; the build reports it. Matched glob by glob where
+/// The globs of one of the policies' runtime `let`s, matched like path rules. The build
+/// refuses an invalid one (E0112); one that still arrives is left out. Matched glob by glob where
 /// the shapes allow (`PathGlobs`): a hook asks a handful of questions, and compiling the
 /// lists into a regex set was a tenth of a warm hook's CPU.
 fn matcher(set: &PolicySet, name: &str) -> Option<PathGlobs> {

@@ -168,10 +168,31 @@ fn runtime_lets(ctx: &mut Ctx) -> std::collections::BTreeMap<String, Vec<String>
         let Some(def) = ctx.lets.get(*name) else {
             continue;
         };
-        let (file, items) = (def.file, def.items.clone());
-        if let Some(v) = ctx.expand(file, &items, &mut vec![(*name).to_string()]) {
-            out.insert((*name).to_string(), v);
+        let (file, span, items) = (def.file, def.span, def.items.clone());
+        let Some(v) = ctx.expand(file, &items, &mut vec![(*name).to_string()]) else {
+            continue;
+        };
+        // The runtime matches these as globs (variable names as argv words, the others as
+        // paths); one it could not parse would silently match nothing there.
+        for g in &v {
+            let checked = if *name == "secret_env_vars" {
+                crate::glob::LazyWordGlob::new(g).map(drop)
+            } else {
+                crate::glob::path_glob(g).map(drop)
+            };
+            if let Err(e) = checked {
+                ctx.err(
+                    file,
+                    contextos_grammar::Diagnostic::error(
+                        "E0112",
+                        span,
+                        format!("invalid glob `{g}` in `${name}`: {e}"),
+                    )
+                    .with_label("the runtime matches this list as globs"),
+                );
+            }
         }
+        out.insert((*name).to_string(), v);
     }
     out
 }
