@@ -7,23 +7,30 @@
 //! bytes the hit covers with that spelling. Before, the case-sensitive keywords had an
 //! automaton of their own, and every added byte was walked twice.
 //!
-//! The walk itself is ours, over the crate's DFA ([`Keywords::for_each_hit`]): a DFA step
-//! is one table load that depends on the previous one, and with hundreds of keywords the
-//! table is larger than the first-level cache, so one walk mostly waits on memory. Long
-//! texts are cut at line breaks into [`LANES`] pieces walked in lockstep: their loads are
-//! independent, and the processor overlaps them.
+//! The walk itself is ours. With some 1,800 keywords, an automaton stepped over every byte
+//! waits on memory: its table is megabytes, larger than the second-level cache, and each
+//! step's load depends on the one before. So every position first passes a [`Gate`]: a
+//! 16 KiB bit set of the keywords' first four (or, for shorter keywords, three) bytes,
+//! hashed, which stays in the first-level cache and whose tests do not depend on each
+//! other. Only the few positions it lets through (about 4 % of ordinary source) are
+//! checked, by an anchored walk of the automaton from that position; most of those walks
+//! end after a step or two, in the automaton's top states, which stay cached.
 
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
 use std::collections::HashMap;
 
-/// How many pieces of a long text are walked in lockstep. Eight measured 4 % faster than
-/// four in `cargo bench -p contextos-scan --bench detect` (130 against 122 MiB/s).
-const LANES: usize = 8;
+/// Bits of the gate's hash (2^18 bits, 32 KiB).
+const GATE_BITS: u32 = 18;
+const GATE_WORDS: usize = 1 << (GATE_BITS - 6);
 
-/// Texts shorter than this are walked in one piece: cutting them costs more than it saves.
-const MIN_LANE_TEXT: usize = 4096;
+/// Positions gated per block: the gate's loop writes the candidates of one block, then
+/// the walks run. Kept apart, the gate's loop has the registers to itself.
+const BLOCK: usize = 4096;
+
+/// Room for a block's candidates, a power of two so the write's index needs no check.
+const CANDIDATES: usize = 2 * BLOCK;
 
 /// Who listed one (lower-cased) keyword.
 #[derive(Debug, Default)]
@@ -45,12 +52,149 @@ pub struct Hit {
 /// The keyword automaton and, per keyword, the detectors that listed it.
 #[derive(Debug)]
 pub struct Keywords {
+    /// Anchored only: it is walked from the positions the gate lets through.
     dfa: DFA,
     start: aho_corasick::automaton::StateID,
     owners: Vec<Owners>,
-    /// No keyword holds a newline, so no hit spans one and the automaton is back at its
-    /// start state after every newline: a text may be cut after any newline.
-    cut_at_newlines: bool,
+    /// `None` when a keyword is a single byte: every position is then a candidate.
+    gate: Option<Gate>,
+}
+
+/// Which positions may start a keyword: a bit per hash of the position's next four bytes
+/// and one per hash of its next three, folded to lower case. A position none of whose
+/// bits is set starts no keyword; a set bit may be a collision, which the walk sorts out.
+///
+/// Folding is `| 0x20` on every byte, for the text and the keywords alike. It maps each
+/// ASCII capital onto its small letter, as the automaton's case-insensitive matching does,
+/// and merges a few punctuation pairs (`@` and `` ` ``, `[` and `{`) too, which only lets
+/// more positions through: no keyword occurrence is ever kept out.
+#[derive(Debug)]
+struct Gate {
+    words: Box<[u64; GATE_WORDS]>,
+    /// A keyword of two bytes needs the second test, on three bytes; without one, a
+    /// three-byte keyword is entered under every four-byte word it can begin, and each
+    /// position costs one test.
+    three: bool,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            words: Box::new([0; GATE_WORDS]),
+            three: false,
+        }
+    }
+
+    /// The position's four bytes, folded, as a little-endian word.
+    #[inline(always)]
+    fn word(four: [u8; 4]) -> u32 {
+        u32::from_le_bytes(four) | 0x2020_2020
+    }
+
+    #[inline(always)]
+    fn slot4(word: u32) -> u32 {
+        word.wrapping_mul(0x9E37_79B1) >> (32 - GATE_BITS)
+    }
+
+    #[inline(always)]
+    fn slot3(word: u32) -> u32 {
+        (word & 0x00FF_FFFF).wrapping_mul(0x85EB_CA77) >> (32 - GATE_BITS)
+    }
+
+    /// The word holding `slot`'s bit; the mask keeps the index in bounds (a slot is
+    /// below 2^GATE_BITS anyway), so the hot loop has no bounds check.
+    #[inline(always)]
+    fn index(slot: u32) -> usize {
+        (slot >> 6) as usize & (GATE_WORDS - 1)
+    }
+
+    fn set(&mut self, slot: u32) {
+        self.words[Gate::index(slot)] |= 1 << (slot & 63);
+    }
+
+    #[inline(always)]
+    fn test(&self, slot: u32) -> bool {
+        (self.words[Gate::index(slot)] >> (slot & 63)) & 1 == 1
+    }
+
+    /// The gate for `keywords` (lower-cased, none shorter than two bytes).
+    fn of(keywords: &[String]) -> Gate {
+        let mut gate = Gate::new();
+        gate.three = keywords.iter().any(|k| k.len() == 2);
+        for k in keywords {
+            match *k.as_bytes() {
+                [a, b, c, d, ..] => gate.set(Gate::slot4(Gate::word([a, b, c, d]))),
+                [a, b, c] if gate.three => gate.set(Gate::slot3(Gate::word([a, b, c, 0]))),
+                [a, b, c] => {
+                    for d in 0..=u8::MAX {
+                        gate.set(Gate::slot4(Gate::word([a, b, c, d])));
+                    }
+                }
+                // Every third byte may follow a two-byte keyword.
+                [a, b] => {
+                    for c in 0..=u8::MAX {
+                        gate.set(Gate::slot3(Gate::word([a, b, c, 0])));
+                    }
+                }
+                _ => {}
+            }
+        }
+        gate
+    }
+
+    #[inline(always)]
+    fn open<const THREE: bool>(&self, word: u32) -> bool {
+        if THREE {
+            self.test(Gate::slot4(word)) | self.test(Gate::slot3(word))
+        } else {
+            self.test(Gate::slot4(word))
+        }
+    }
+
+    fn candidates(&self, chunk: &[u8], out: &mut [u16; CANDIDATES]) -> usize {
+        if self.three {
+            self.candidates_with::<true>(chunk, out)
+        } else {
+            self.candidates_with::<false>(chunk, out)
+        }
+    }
+
+    /// Writes to `out` the offsets of `chunk` (at most [`BLOCK`] of them, plus the three
+    /// bytes the last one's word reads) where a keyword may start; returns how many.
+    ///
+    /// One eight-byte load serves five positions. Every offset is written and the count
+    /// advances only when the gate is open: no branch to mispredict on the few that pass.
+    #[inline(always)]
+    fn candidates_with<const THREE: bool>(
+        &self,
+        chunk: &[u8],
+        out: &mut [u16; CANDIDATES],
+    ) -> usize {
+        let mut n = 0;
+        let mut i = 0;
+        let mut keep = |n: &mut usize, at: usize, word: u32| {
+            out[*n & (CANDIDATES - 1)] = at as u16;
+            *n += usize::from(self.open::<THREE>(word));
+        };
+        while let Some(eight) = chunk.get(i..i + 8) {
+            let Ok(eight) = <[u8; 8]>::try_from(eight) else {
+                break;
+            };
+            let x = u64::from_le_bytes(eight) | 0x2020_2020_2020_2020;
+            for k in 0..5 {
+                keep(&mut n, i + k, (x >> (8 * k)) as u32);
+            }
+            i += 5;
+        }
+        while let Some(four) = chunk.get(i..i + 4) {
+            let Ok(four) = <[u8; 4]>::try_from(four) else {
+                break;
+            };
+            keep(&mut n, i, Gate::word(four));
+            i += 1;
+        }
+        n
+    }
 }
 
 /// Collects keywords before the automaton is built.
@@ -87,30 +231,36 @@ impl KeywordsBuilder {
         }
     }
 
-    /// The automaton, or `None` when no detector listed a keyword.
+    /// The automaton, or `None` when no detector listed a keyword. An empty keyword is an
+    /// error: it would wake its detector everywhere, and the compiler rejects it (E0124).
     pub fn build(self) -> Result<Option<Keywords>, String> {
         if self.list.is_empty() {
             return Ok(None);
         }
-        // Every added byte passes through this automaton: a DFA walks it several times
-        // faster than an NFA for hundreds of keywords, for a build of a few milliseconds
-        // per process. No prefilter (none helps with this many keywords, and without one
-        // the start state is an ordinary state the walk need not stop at); unanchored
-        // searches only, which keeps the table at half the size.
+        if self.list.iter().any(String::is_empty) {
+            return Err("a keyword is empty".into());
+        }
+        // Anchored only: the gate picks the positions, and the walk from each ends at the
+        // first byte no keyword continues with. Without unanchored starts the build skips
+        // the failure transitions. No prefilter: the gate is ours.
         let dfa = DFA::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .start_kind(StartKind::Unanchored)
+            .start_kind(StartKind::Anchored)
             .prefilter(false)
             .build(&self.list)
             .map_err(|e| e.to_string())?;
-        let start = dfa.start_state(Anchored::No).map_err(|e| e.to_string())?;
-        let cut_at_newlines = !self.list.iter().any(|k| k.contains('\n'));
+        let start = dfa.start_state(Anchored::Yes).map_err(|e| e.to_string())?;
+        let gate = if self.list.iter().any(|k| k.len() < 2) {
+            None
+        } else {
+            Some(Gate::of(&self.list))
+        };
         Ok(Some(Keywords {
             dfa,
             start,
             owners: self.owners,
-            cut_at_newlines,
+            gate,
         }))
     }
 }
@@ -118,68 +268,57 @@ impl KeywordsBuilder {
 impl Keywords {
     /// Calls `f` with every keyword occurrence in `text`, overlapping ones included
     /// (`apikey` holds `key` too, and both may have owners), in no particular order.
-    #[allow(
-        clippy::needless_range_loop,
-        reason = "the lockstep walk steps every lane at the same offset; one iterator per lane would walk them one after another"
-    )]
     pub fn for_each_hit(&self, text: &[u8], mut f: impl FnMut(Hit)) {
-        if !self.cut_at_newlines || text.len() < MIN_LANE_TEXT {
-            let mut sid = self.start;
-            for (at, &b) in text.iter().enumerate() {
-                sid = self.step(sid, b, at, &mut f);
+        let Some(gate) = &self.gate else {
+            for at in 0..text.len() {
+                self.walk_from(text, at, &mut f);
             }
             return;
-        }
-        // Cut after the first newline at or past each even share of the text; a piece
-        // may come out empty (a text with few newlines), which costs nothing.
-        let mut bounds = [text.len(); LANES + 1];
-        bounds[0] = 0;
-        for (i, b) in bounds.iter_mut().enumerate().take(LANES).skip(1) {
-            let from = text.len() / LANES * i;
-            *b = memchr::memchr(b'\n', text.get(from..).unwrap_or_default())
-                .map_or(text.len(), |j| from + j + 1);
-        }
-        for i in 1..=LANES {
-            bounds[i] = bounds[i].max(bounds[i - 1]);
-        }
-        let lanes: [&[u8]; LANES] =
-            std::array::from_fn(|i| text.get(bounds[i]..bounds[i + 1]).unwrap_or_default());
-        let common = lanes.iter().map(|l| l.len()).min().unwrap_or(0);
-        let mut sids = [self.start; LANES];
-        for k in 0..common {
-            for (lane, sid) in sids.iter_mut().enumerate() {
-                *sid = self.step(*sid, lanes[lane][k], bounds[lane] + k, &mut f);
+        };
+        let hashed = text.len().saturating_sub(3);
+        let mut candidates = [0u16; CANDIDATES];
+        let mut from = 0;
+        while from < hashed {
+            let to = (from + BLOCK).min(hashed);
+            let n = gate.candidates(text.get(from..to + 3).unwrap_or_default(), &mut candidates);
+            for &i in candidates.get(..n).unwrap_or_default() {
+                self.walk_from(text, from + usize::from(i), &mut f);
             }
+            from = to;
         }
-        for (lane, sid) in sids.iter_mut().enumerate() {
-            for (k, &b) in lanes[lane].iter().enumerate().skip(common) {
-                *sid = self.step(*sid, b, bounds[lane] + k, &mut f);
-            }
+        // The last three positions have no four bytes to hash; only a short keyword can
+        // start there, and they are few.
+        for at in text.len().saturating_sub(3)..text.len() {
+            self.walk_from(text, at, &mut f);
         }
     }
 
-    /// One DFA step on byte `b` at offset `at`, reporting the keywords that end there.
+    /// Reports every keyword that starts at `text[at]`.
     #[inline(always)]
-    fn step(
-        &self,
-        sid: aho_corasick::automaton::StateID,
-        b: u8,
-        at: usize,
-        f: &mut impl FnMut(Hit),
-    ) -> aho_corasick::automaton::StateID {
-        let next = self.dfa.next_state(Anchored::No, sid, b);
-        // Match states are "special"; without a prefilter, and with no dead state in an
-        // unanchored search, nothing else is.
-        if self.dfa.is_special(next) && self.dfa.is_match(next) {
-            for i in 0..self.dfa.match_len(next) {
-                let pid = self.dfa.match_pattern(next, i);
-                f(Hit {
-                    start: at + 1 - self.dfa.pattern_len(pid),
-                    pattern: pid.as_usize(),
-                });
+    fn walk_from(&self, text: &[u8], at: usize, f: &mut impl FnMut(Hit)) {
+        let mut sid = self.start;
+        for (len, &b) in text.get(at..).unwrap_or_default().iter().enumerate() {
+            sid = self.dfa.next_state(Anchored::Yes, sid, b);
+            if !self.dfa.is_special(sid) {
+                continue;
+            }
+            if self.dfa.is_dead(sid) {
+                return;
+            }
+            if self.dfa.is_match(sid) {
+                // A match state also lists the keywords that are suffixes of the walked
+                // text; those start later and are reported from their own position.
+                for i in 0..self.dfa.match_len(sid) {
+                    let pid = self.dfa.match_pattern(sid, i);
+                    if self.dfa.pattern_len(pid) == len + 1 {
+                        f(Hit {
+                            start: at,
+                            pattern: pid.as_usize(),
+                        });
+                    }
+                }
             }
         }
-        next
     }
 
     /// Every keyword occurrence in `text`, as [`Keywords::for_each_hit`] finds them.
@@ -245,36 +384,150 @@ mod tests {
         assert_eq!(woken(&k, b"apikey token"), [(3, 3), (7, 0)]);
     }
 
-    /// The lanes find what one walk from the start finds, wherever the cuts fall.
-    #[test]
-    fn lanes_find_what_one_walk_finds() {
+    /// Every occurrence, by aho-corasick's own overlapping search (case-insensitive):
+    /// what the gate and the anchored walks must find, no more and no less.
+    fn reference(list: &[&str], text: &[u8]) -> Vec<(usize, usize)> {
+        let ac = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(list)
+            .unwrap();
+        let mut out: Vec<(usize, usize)> = ac
+            .find_overlapping_iter(text)
+            .map(|m| (m.start(), m.pattern().as_usize()))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    fn found(list: &[&str], text: &[u8]) -> Vec<(usize, usize)> {
         let mut b = KeywordsBuilder::default();
-        for (i, k) in ["key", "apikey", "pass", "...", "://", "NTEx", "eyJ", "x"]
-            .iter()
-            .enumerate()
-        {
-            b.add(k, i, i == 5);
+        for (i, k) in list.iter().enumerate() {
+            b.add(k, i, false);
         }
         let k = b.build().unwrap().unwrap();
-        let unit = "let apikey = \"x\"; // pass ... http://h NTEx eyJhb KEY\n";
-        for n in [1usize, 7, 100, 300] {
+        let mut got: Vec<(usize, usize)> =
+            k.hits(text).iter().map(|h| (h.start, h.pattern)).collect();
+        got.sort_unstable();
+        got
+    }
+
+    #[test]
+    fn gate_keeps_no_occurrence_out() {
+        let list = [
+            "key",
+            "apikey",
+            "pass",
+            "...",
+            "://",
+            "ntex",
+            "eyj",
+            "q~",
+            "-----begin",
+            "@scope",
+            "[sec",
+            "ab",
+        ];
+        let long: Vec<&str> = list.iter().copied().filter(|k| k.len() > 2).collect();
+        let unit = "let apiKEY = \"x\"; // PASS ... http://h NTEx eyJhb KEY Q~x\n\
+                    -----BEGIN `scope {SEC ab";
+        for n in [0usize, 1, 7, 100] {
             let mut text = unit.repeat(n).into_bytes();
-            // A long last line without newlines, and one with no newline at all.
-            text.extend(std::iter::repeat_n(b'k', n * 13));
-            text.extend_from_slice(b"ey pass");
-            for t in [&text[..], &text[..text.len() / 2], unit.as_bytes()] {
-                let mut got: Vec<(usize, usize)> =
-                    k.hits(t).iter().map(|h| (h.start, h.pattern)).collect();
-                got.sort_unstable();
-                let mut want = Vec::new();
-                let mut sid = k.start;
-                for (at, &byte) in t.iter().enumerate() {
-                    sid = k.step(sid, byte, at, &mut |h: Hit| want.push((h.start, h.pattern)));
-                }
-                want.sort_unstable();
-                assert_eq!(got, want, "n = {n}, len = {}", t.len());
+            // Occurrences in the last three bytes, which the gate does not hash.
+            for tail in ["", "k", "ke", "key", "q~", "ab", "...", "://"] {
+                let mut t = text.clone();
+                t.extend_from_slice(tail.as_bytes());
+                assert_eq!(
+                    found(&list, &t),
+                    reference(&list, &t),
+                    "n = {n}, tail {tail:?}"
+                );
+                // Without the two-byte keywords the gate takes its one-test form.
+                assert_eq!(
+                    found(&long, &t),
+                    reference(&long, &t),
+                    "n = {n}, tail {tail:?}"
+                );
+            }
+            text.truncate(text.len() / 2);
+            assert_eq!(
+                found(&list, &text),
+                reference(&list, &text),
+                "n = {n}, half"
+            );
+        }
+    }
+
+    #[test]
+    fn one_byte_keyword_turns_the_gate_off() {
+        let list = ["x", "key"];
+        let text = b"xkeyx KEY x";
+        assert_eq!(found(&list, text), reference(&list, text));
+    }
+
+    #[test]
+    fn empty_keyword_is_an_error() {
+        let mut b = KeywordsBuilder::default();
+        b.add("", 0, false);
+        assert!(b.build().is_err());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Random keywords (short ones, punctuation the fold merges, non-ASCII) over
+        /// random text drawn from the same bytes in both cases.
+        #[test]
+        fn gate_and_walk_find_what_a_full_search_finds(
+            list in proptest::collection::vec("[aAbB@`\\[{~.:/é0-9]{2,6}", 1..12),
+            text in "[aAbBcC@`\\[{~.:/é0-9 \n]{0,300}",
+        ) {
+            agree(&list, &text)?;
+        }
+
+        /// Without a two-byte keyword the gate tests four bytes only, and a three-byte
+        /// keyword is entered under every word it can begin.
+        #[test]
+        fn one_test_gate_finds_what_a_full_search_finds(
+            list in proptest::collection::vec("[aAbB@`\\[{~.:/é0-9]{3,6}", 1..12),
+            text in "[aAbBcC@`\\[{~.:/é0-9 \n]{0,300}",
+        ) {
+            agree(&list, &text)?;
+        }
+    }
+
+    fn agree(list: &[String], text: &str) -> Result<(), proptest::test_runner::TestCaseError> {
+        let refs: Vec<&str> = list.iter().map(String::as_str).collect();
+        let mut want = reference(&refs, text.as_bytes());
+        // The builder merges keywords equal up to case into one pattern.
+        let mut got = found(&refs, text.as_bytes());
+        let canon = |v: &mut Vec<(usize, usize)>| {
+            for (_, p) in v.iter_mut() {
+                let lower = refs[*p].to_ascii_lowercase();
+                *p = refs
+                    .iter()
+                    .position(|k| k.to_ascii_lowercase() == lower)
+                    .unwrap();
+            }
+            v.sort_unstable();
+            v.dedup();
+        };
+        canon(&mut want);
+        // `found` numbers patterns by first appearance of each lower-cased keyword.
+        let mut distinct: Vec<String> = Vec::new();
+        for k in &refs {
+            let l = k.to_ascii_lowercase();
+            if !distinct.contains(&l) {
+                distinct.push(l);
             }
         }
+        for (_, p) in got.iter_mut() {
+            *p = refs
+                .iter()
+                .position(|k| k.to_ascii_lowercase() == distinct[*p])
+                .unwrap();
+        }
+        canon(&mut got);
+        proptest::prop_assert_eq!(got, want);
+        Ok(())
     }
 
     #[test]
