@@ -13,6 +13,12 @@
 //! 2. **Typical commit.** The corpus is committed, 20 source files are modified and staged,
 //!    and `contextos scan --staged` runs `SCAN_BENCH_COMMIT_RUNS` times (default 50): p50,
 //!    p90, p99. External tools run 10 times each on the same change.
+//! 3. **Many small files.** The first 3,563 text files of the corpus, each cut after the
+//!    last line break within its first 212 bytes (about 0.6 MB in all), staged on an
+//!    empty root commit: the per-file cost, which dominates a commit of many small files.
+//!
+//! In every section `git diff --cached` runs on the same index, alternating with
+//! contextos, so the scan is compared with git producing the diff it reads.
 //!
 //! External tools are found as described in `tests/corpus/tools.rs` (`GITLEAKS=…`,
 //! `SCAN_TOOLS_DIR`, `PATH`); a missing tool is skipped with a note. detect-secrets takes
@@ -131,6 +137,57 @@ fn hook_files(bin: &Path, repo: &Path, files: &[String], runs: usize) -> Option<
     })
 }
 
+/// Wall-time samples (seconds) of `contextos scan --staged --format json` and of
+/// `git diff --cached`, run one after the other `runs` times after one warm-up each.
+fn versus_git(contextos: &Path, repo: &Path, runs: usize) -> (Vec<f64>, Vec<f64>) {
+    let time = |cmd: &mut std::process::Command| {
+        let start = std::time::Instant::now();
+        let ok = cmd
+            .current_dir(repo)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map(|s| s.code().is_some_and(|c| c <= 1));
+        assert!(matches!(ok, Ok(true)), "{cmd:?} failed");
+        start.elapsed().as_secs_f64()
+    };
+    let mut ours = Vec::new();
+    let mut git = Vec::new();
+    for i in 0..=runs {
+        let a = time(
+            std::process::Command::new(contextos).args(["scan", "--staged", "--format", "json"]),
+        );
+        let b = time(std::process::Command::new("git").args(["diff", "--cached"]));
+        if i > 0 {
+            ours.push(a);
+            git.push(b);
+        }
+    }
+    ours.sort_by(f64::total_cmp);
+    git.sort_by(f64::total_cmp);
+    (ours, git)
+}
+
+fn print_versus_git(what: &str, ours: &[f64], git: &[f64]) {
+    let ms =
+        |v: &[f64], q: f64| tools::percentile(&v.iter().map(|s| s * 1000.0).collect::<Vec<_>>(), q);
+    println!(
+        "\n{what}, against `git diff --cached` on the same index ({} alternating runs):\n\n\
+         | command | p50 ms | min ms | max ms |\n|---|---|---|---|\n\
+         | contextos scan --staged | {:.1} | {:.1} | {:.1} |\n\
+         | git diff --cached | {:.1} | {:.1} | {:.1} |\n\
+         \ncontextos / git (p50): {:.2}×",
+        ours.len(),
+        ms(ours, 0.5),
+        ms(ours, 0.0),
+        ms(ours, 1.0),
+        ms(git, 0.5),
+        ms(git, 0.0),
+        ms(git, 1.0),
+        ms(ours, 0.5) / ms(git, 0.5),
+    );
+}
+
 fn main() {
     let runs = env_usize("SCAN_BENCH_RUNS", 5);
     let commit_runs = env_usize("SCAN_BENCH_COMMIT_RUNS", 50);
@@ -217,6 +274,9 @@ fn main() {
         );
     }
 
+    let (ours, git) = versus_git(&contextos, &repo, runs);
+    print_versus_git(&format!("Full staged index ({mb:.1} MB)"), &ours, &git);
+
     // 2. A typical commit: 20 modified files on top of the committed corpus.
     if let Err(e) = tools::git(&repo, &["commit", "-q", "-m", "corpus"]) {
         eprintln!("{e}");
@@ -273,5 +333,45 @@ fn main() {
             t.findings
         );
     }
+    let (ours, git) = versus_git(&contextos, &repo, commit_runs.min(20));
+    print_versus_git("Typical commit", &ours, &git);
+
+    // 3. Many small files on an empty root commit.
+    let small_repo = tmp.path().join("small");
+    let mut small = generator::Corpus {
+        files: Vec::new(),
+        labels: Vec::new(),
+    };
+    for f in corpus.files.iter().filter(|f| !f.data.contains(&0)) {
+        let head = f.data.get(..212).unwrap_or(&f.data);
+        let cut = head
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(head, |i| &head[..=i]);
+        small.files.push(generator::File {
+            path: f.path.clone(),
+            data: cut.to_vec(),
+        });
+        if small.files.len() == 3_563 {
+            break;
+        }
+    }
+    std::fs::create_dir_all(&small_repo).expect("small repo dir");
+    if let Err(e) =
+        tools::init_repo(&small_repo, false).and_then(|()| tools::stage(&small_repo, &small))
+    {
+        eprintln!("{e}");
+        std::process::exit(2);
+    }
+    let (ours, git) = versus_git(&contextos, &small_repo, commit_runs.min(20));
+    print_versus_git(
+        &format!(
+            "Many small files: {} files, {:.2} MB staged on an empty repository",
+            small.files.len(),
+            small.bytes() as f64 / 1e6
+        ),
+        &ours,
+        &git,
+    );
     println!("\nload average at the end: {}", load());
 }

@@ -17,8 +17,8 @@
 //! end after a step or two, in the automaton's top states, which stay cached.
 
 use aho_corasick::automaton::Automaton;
-use aho_corasick::dfa::DFA;
-use aho_corasick::{Anchored, MatchKind, StartKind};
+use aho_corasick::nfa::contiguous::NFA;
+use aho_corasick::{Anchored, MatchKind};
 use std::collections::HashMap;
 
 /// Bits of the gate's hash (2^18 bits, 32 KiB).
@@ -53,7 +53,7 @@ pub struct Hit {
 #[derive(Debug)]
 pub struct Keywords {
     /// Anchored only: it is walked from the positions the gate lets through.
-    dfa: DFA,
+    dfa: NFA,
     start: aho_corasick::automaton::StateID,
     owners: Vec<Owners>,
     /// `None` when a keyword is a single byte: every position is then a candidate.
@@ -243,10 +243,10 @@ impl KeywordsBuilder {
         // Anchored only: the gate picks the positions, and the walk from each ends at the
         // first byte no keyword continues with. Without unanchored starts the build skips
         // the failure transitions. No prefilter: the gate is ours.
-        let dfa = DFA::builder()
+        let dfa = NFA::builder()
+            .dense_depth(4)
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .start_kind(StartKind::Anchored)
             .prefilter(false)
             .build(&self.list)
             .map_err(|e| e.to_string())?;

@@ -131,15 +131,26 @@ mod imp {
                 )));
             }
         }
-        let detectors = policy
-            .detectors
-            .get()
-            .map_err(|e| CliError::Scan(format!("the policy cache's detectors: {e}").into()))?;
-        let detectors = Detectors::new(detectors).map_err(|e| CliError::Scan(Box::new(e)))?;
-
+        // Preparing the detectors (the keyword automaton, the glob set) and reading the
+        // index and HEAD take a few milliseconds each and need nothing from each other:
+        // on two threads, a small commit's scan waits for the longer of the two only.
         let read_opts = staged::ReadOptions { max_blob_bytes };
-        let change = staged::read_limited(&project.root, read_opts)
-            .map_err(|e| CliError::Scan(Box::new(e)))?;
+        let (detectors, change) = std::thread::scope(|s| {
+            let change = s.spawn(|| staged::read_limited(&project.root, read_opts));
+            let detectors = policy
+                .detectors
+                .get()
+                .map_err(|e| CliError::Scan(format!("the policy cache's detectors: {e}").into()))
+                .and_then(|d| Detectors::new(d).map_err(|e| CliError::Scan(Box::new(e))));
+            let change = change
+                .join()
+                .map_err(|_| CliError::Scan("reading the staged change failed".into()))
+                .and_then(|r| r.map_err(|e| CliError::Scan(Box::new(e))));
+            (detectors, change)
+        });
+        // A broken policy is reported before a broken index, as when the two ran in turn.
+        let detectors = detectors?;
+        let change = change?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let scanned = scan::scan_staged(&change, &detectors, scope.as_ref(), read_opts, threads)
             .map_err(|e| CliError::Scan(Box::new(e)))?;
