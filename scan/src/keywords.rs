@@ -71,6 +71,10 @@ pub struct Keywords {
 #[derive(Debug)]
 struct Gate {
     words: Box<[u64; GATE_WORDS]>,
+    /// The same words under a second, independent hash, asked only about the positions
+    /// `words` lets through: about two in three of those are collisions, and this second
+    /// bit turns nearly all of them away before a walk (it is off in the three-byte form).
+    confirm: Box<[u64; GATE_WORDS]>,
     /// A keyword of two bytes needs the second test, on three bytes; without one, a
     /// three-byte keyword is entered under every four-byte word it can begin, and each
     /// position costs one test.
@@ -81,6 +85,7 @@ impl Gate {
     fn new() -> Gate {
         Gate {
             words: Box::new([0; GATE_WORDS]),
+            confirm: Box::new([0; GATE_WORDS]),
             three: false,
         }
     }
@@ -94,6 +99,11 @@ impl Gate {
     #[inline(always)]
     fn slot4(word: u32) -> u32 {
         word.wrapping_mul(0x9E37_79B1) >> (32 - GATE_BITS)
+    }
+
+    #[inline(always)]
+    fn slot4_again(word: u32) -> u32 {
+        word.wrapping_mul(0x2C1B_3C6D) >> (32 - GATE_BITS)
     }
 
     #[inline(always)]
@@ -112,6 +122,27 @@ impl Gate {
         self.words[Gate::index(slot)] |= 1 << (slot & 63);
     }
 
+    /// Enters a four-byte word under both hashes.
+    fn set4(&mut self, word: u32) {
+        self.set(Gate::slot4(word));
+        let again = Gate::slot4_again(word);
+        self.confirm[Gate::index(again)] |= 1 << (again & 63);
+    }
+
+    /// The second test for a position the first let through; true in the three-byte
+    /// form, which has no second table, and for a position too close to the end.
+    #[inline(always)]
+    fn confirmed(&self, text: &[u8], at: usize) -> bool {
+        if self.three {
+            return true;
+        }
+        let Some(Ok(four)) = text.get(at..at + 4).map(<[u8; 4]>::try_from) else {
+            return true;
+        };
+        let slot = Gate::slot4_again(Gate::word(four));
+        (self.confirm[Gate::index(slot)] >> (slot & 63)) & 1 == 1
+    }
+
     #[inline(always)]
     fn test(&self, slot: u32) -> bool {
         (self.words[Gate::index(slot)] >> (slot & 63)) & 1 == 1
@@ -123,11 +154,11 @@ impl Gate {
         gate.three = keywords.iter().any(|k| k.len() == 2);
         for k in keywords {
             match *k.as_bytes() {
-                [a, b, c, d, ..] => gate.set(Gate::slot4(Gate::word([a, b, c, d]))),
+                [a, b, c, d, ..] => gate.set4(Gate::word([a, b, c, d])),
                 [a, b, c] if gate.three => gate.set(Gate::slot3(Gate::word([a, b, c, 0]))),
                 [a, b, c] => {
                     for d in 0..=u8::MAX {
-                        gate.set(Gate::slot4(Gate::word([a, b, c, d])));
+                        gate.set4(Gate::word([a, b, c, d]));
                     }
                 }
                 // Every third byte may follow a two-byte keyword.
@@ -282,7 +313,10 @@ impl Keywords {
             let to = (from + BLOCK).min(hashed);
             let n = gate.candidates(text.get(from..to + 3).unwrap_or_default(), &mut candidates);
             for &i in candidates.get(..n).unwrap_or_default() {
-                self.walk_from(text, from + usize::from(i), &mut f);
+                let at = from + usize::from(i);
+                if gate.confirmed(text, at) {
+                    self.walk_from(text, at, &mut f);
+                }
             }
             from = to;
         }
