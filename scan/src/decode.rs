@@ -104,18 +104,33 @@ fn is_text(run: &[u8]) -> bool {
 }
 
 /// Decodes `run`, handing each byte to `sink`; true when the run is base64 of text.
-fn decode_with(run: &[u8], mut sink: impl FnMut(u8)) -> bool {
+fn decode_with(run: &[u8], sink: impl FnMut(u8)) -> bool {
     let body = run.strip_suffix(b"==").or_else(|| run.strip_suffix(b"="));
     let body = body.unwrap_or(run);
+    if body.len() < MIN_BASE64 || body.len() % 4 == 1 {
+        return false;
+    }
+    // The alphabet checks below read the whole run; most runs (identifiers, hashes) fail
+    // to decode within a few bytes, so that is tried first. The checks are all required,
+    // in any order; `sink` sees bytes only once all have passed.
+    if !decode_bytes(body, |_| {}) || !one_alphabet(body) {
+        return false;
+    }
+    decode_bytes(body, sink)
+}
+
+/// Whether `body` sticks to one alphabet: base64 (`+`, `/`) or base64url (`-`, `_`),
+/// and is not words joined by `-` or `_` (`my-service-name`, `SOME_CONSTANT_NAME`),
+/// which are names.
+fn one_alphabet(body: &[u8]) -> bool {
     let std = body.iter().any(|b| matches!(b, b'+' | b'/'));
     let url = body.iter().any(|b| matches!(b, b'-' | b'_'));
-    if body.len() < MIN_BASE64 || (std && url) || body.len() % 4 == 1 {
-        return false;
-    }
-    // Words joined by `-` or `_` (`my-service-name`, `SOME_CONSTANT_NAME`) are names.
-    if url && !body.iter().any(u8::is_ascii_digit) {
-        return false;
-    }
+    !(std && url) && !(url && !body.iter().any(u8::is_ascii_digit))
+}
+
+/// Decodes `body` (no padding), handing each byte to `sink`; true when every character
+/// is in the alphabets and the bytes are text.
+fn decode_bytes(body: &[u8], mut sink: impl FnMut(u8)) -> bool {
     let mut acc = 0u32;
     let mut bits = 0u32;
     let (mut len, mut alnum) = (0usize, 0usize);
