@@ -125,7 +125,11 @@ fn decode_with(run: &[u8], sink: impl FnMut(u8)) -> bool {
 fn one_alphabet(body: &[u8]) -> bool {
     let std = body.iter().any(|b| matches!(b, b'+' | b'/'));
     let url = body.iter().any(|b| matches!(b, b'-' | b'_'));
-    !(std && url) && !(url && !body.iter().any(u8::is_ascii_digit))
+    if url {
+        !std && body.iter().any(u8::is_ascii_digit)
+    } else {
+        true
+    }
 }
 
 /// Decodes `body` (no padding), handing each byte to `sink`; true when every character
