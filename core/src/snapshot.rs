@@ -214,9 +214,9 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
     };
     let (table, blob) = set
         .rules
-        .freeze(|r| {
+        .freeze(|r, blob| {
             let snap = rule_snap(r).map_err(|e| e.to_string())?;
-            postcard::to_stdvec(&snap).map_err(|e| e.to_string())
+            postcard::to_extend(&snap, blob).map_err(|e| e.to_string())
         })
         .map_err(SnapshotError::Encode)?;
     section(&table);
@@ -249,11 +249,14 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
         scripts: set.scripts.sources().to_vec(),
         runtime_lets: set.runtime_lets.clone(),
     };
-    let mut out =
-        postcard::to_stdvec(&SNAPSHOT_FORMAT).map_err(|e| SnapshotError::Encode(e.to_string()))?;
     let head = postcard::to_stdvec(&head).map_err(|e| SnapshotError::Encode(e.to_string()))?;
     let head_len = u32::try_from(head.len())
         .map_err(|_| SnapshotError::Encode("the snapshot head exceeds 4 GiB".into()))?;
+    let mut out = postcard::to_extend(
+        &SNAPSHOT_FORMAT,
+        Vec::with_capacity(16 + head.len() + body.len()),
+    )
+    .map_err(|e| SnapshotError::Encode(e.to_string()))?;
     out.extend_from_slice(&head_len.to_le_bytes());
     out.extend_from_slice(&head);
     out.extend_from_slice(&body);
