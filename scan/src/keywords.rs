@@ -123,15 +123,23 @@ impl Gate {
         (slot >> 6) as usize & (GATE_WORDS - 1)
     }
 
+    fn set_in(table: &mut [u64; GATE_WORDS], slot: u32) {
+        table[Gate::index(slot)] |= 1 << (slot & 63);
+    }
+
+    #[inline(always)]
+    fn test_in(table: &[u64; GATE_WORDS], slot: u32) -> bool {
+        (table[Gate::index(slot)] >> (slot & 63)) & 1 == 1
+    }
+
     fn set(&mut self, slot: u32) {
-        self.words[Gate::index(slot)] |= 1 << (slot & 63);
+        Gate::set_in(&mut self.words, slot);
     }
 
     /// Enters a four-byte word under both hashes.
     fn set4(&mut self, word: u32) {
         self.set(Gate::slot4(word));
-        let again = Gate::slot4_again(word);
-        self.confirm[Gate::index(again)] |= 1 << (again & 63);
+        Gate::set_in(&mut self.confirm, Gate::slot4_again(word));
     }
 
     /// The second test for a position the first let through; true in the three-byte
@@ -144,13 +152,12 @@ impl Gate {
         let Some(Ok(four)) = text.get(at..at + 4).map(<[u8; 4]>::try_from) else {
             return true;
         };
-        let slot = Gate::slot4_again(Gate::word(four));
-        (self.confirm[Gate::index(slot)] >> (slot & 63)) & 1 == 1
+        Gate::test_in(&self.confirm, Gate::slot4_again(Gate::word(four)))
     }
 
     #[inline(always)]
     fn test(&self, slot: u32) -> bool {
-        (self.words[Gate::index(slot)] >> (slot & 63)) & 1 == 1
+        Gate::test_in(&self.words, slot)
     }
 
     /// The gate for `keywords` (lower-cased, none shorter than two bytes).
