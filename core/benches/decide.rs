@@ -5,6 +5,8 @@
 //! - `decide_exec/N`  — one argv exec decision against N generated exec rules;
 //! - `decide_shell/*` — `decide_shell` on realistic command lines against the stdlib;
 //! - `compile/1000`   — compiling a 1,000-rule policy from source;
+//! - `compile/stdlib_lazy_snapshot` — a cold hook's compiling: the stdlib built lazily and
+//!   encoded as the policy cache's snapshot;
 //! - `parse_throughput` — `contextos_grammar::parse` over a ≈1 MiB policy file.
 //!
 //! Every group first asserts, outside the timed loop, that its requests get the verdicts
@@ -488,6 +490,32 @@ fn bench_compile(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_with_input(BenchmarkId::from_parameter(1_000), &source, |b, source| {
         b.iter(|| build(black_box(source), &BuildOptions::default()));
+    });
+    // A cold hook's compiling, without its process and file work: the stdlib built as the
+    // policy cache builds it (lazily) and encoded as the cache's snapshot.
+    let stdlib: Vec<PolicySource> = contextos_stdlib::FILES
+        .iter()
+        .map(|(name, text)| PolicySource {
+            name: (*name).to_string(),
+            text: (*text).to_string(),
+            layer: Layer::Stdlib,
+        })
+        .collect();
+    let lazy = BuildOptions {
+        lazy: true,
+        ..BuildOptions::default()
+    };
+    let snapshot = |sources: &[PolicySource]| {
+        build(sources, &lazy)
+            .policy
+            .map(|p| p.to_snapshot().map(|s| s.len()))
+    };
+    assert!(
+        matches!(snapshot(&stdlib), Some(Ok(n)) if n > 0),
+        "the stdlib does not compile and encode"
+    );
+    g.bench_function("stdlib_lazy_snapshot", |b| {
+        b.iter(|| snapshot(black_box(&stdlib)));
     });
     g.finish();
 }

@@ -47,8 +47,8 @@ pub fn has_glob_meta(word: &str) -> bool {
 /// A lazily compiled single glob over one argv word. Parsing (done at compile time)
 /// validates the pattern; the regex behind it is only built the first time a request
 /// reaches it, so a short-lived process (an agent hook) pays only for what it uses.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(try_from = "String")]
 pub struct LazyWordGlob {
     pattern: String,
     /// The pattern when it has a simple shape, matched without a regex: a hook asks one
@@ -106,6 +106,13 @@ impl From<LazyWordGlob> for String {
     }
 }
 
+// Written as the pattern text, without cloning the glob (its matcher included) first.
+impl serde::Serialize for LazyWordGlob {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.pattern)
+    }
+}
+
 impl TryFrom<Vec<String>> for PathGlobs {
     type Error = String;
     fn try_from(p: Vec<String>) -> Result<Self, String> {
@@ -119,10 +126,19 @@ impl From<PathGlobs> for Vec<String> {
     }
 }
 
+// Written as the list of patterns, the encoding of a `Vec<String>`, straight from the
+// patterns: serde's `into` would clone the whole set (its simple matchers and compiled
+// globs included) for every rule a snapshot encodes, a twenty-fifth of a cold hook.
+impl serde::Serialize for PathGlobs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.patterns.serialize(s)
+    }
+}
+
 /// A set of path globs for `matches` conditions, validated at compile time and compiled
 /// into one `GlobSet` on first use.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-#[serde(try_from = "Vec<String>", into = "Vec<String>")]
+#[derive(Debug, serde::Deserialize)]
+#[serde(try_from = "Vec<String>")]
 pub struct PathGlobs {
     patterns: Vec<String>,
     /// Each pattern of a simple shape, matched without a regex; `None` for the others.

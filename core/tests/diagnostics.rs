@@ -190,3 +190,50 @@ fn runtime_glob_lists_with_an_invalid_glob_are_refused() {
     // Valid lists pass.
     assert!(errors("language 1;\nlet secret_env_vars = [\"*_TOKEN\", \"AWS_*\"];\n").is_empty());
 }
+
+/// Enough policy text is parsed on two threads; every file's syntax errors must still be
+/// reported against that file, in the sources' order, as when each file is parsed alone.
+#[test]
+fn syntax_errors_stay_with_their_files_when_parsing_is_split() {
+    use contextos_core::{build, BuildOptions, Layer, PolicySource};
+    let filler = "allow path read \"docs/**\" because \"Reading docs is routine.\";\n".repeat(400);
+    let sources: Vec<PolicySource> = (0..8)
+        .map(|i| {
+            // Files 1, 4 and 6 are broken, each at a line of its own.
+            let broken = if [1, 4, 6].contains(&i) {
+                format!("{}deny path write because;\n", "\n".repeat(i))
+            } else {
+                String::new()
+            };
+            PolicySource {
+                name: format!("f{i}.policy"),
+                text: format!("language 1;\n{broken}{filler}"),
+                layer: Layer::User,
+            }
+        })
+        .collect();
+    let total: usize = sources.iter().map(|s| s.text.len()).sum();
+    assert!(
+        total > 128 * 1024,
+        "too little text to take two threads: {total}"
+    );
+    let out = build(&sources, &BuildOptions::default());
+    let errors: Vec<(usize, usize)> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.diagnostic.is_error())
+        .map(|d| {
+            let line = out.files[d.file].line_col(d.diagnostic.span.start).line;
+            (d.file, line)
+        })
+        .collect();
+    let expected: Vec<(usize, usize)> = [1, 4, 6]
+        .iter()
+        .map(|&i| {
+            let alone = contextos_grammar::parse(&sources[i].text);
+            assert_eq!(alone.diagnostics.len(), 1, "{:?}", alone.diagnostics);
+            (i, i + 2)
+        })
+        .collect();
+    assert_eq!(errors, expected);
+}

@@ -193,3 +193,47 @@ fn condition_lists_are_judged_by_their_polarity() {
     assert!(m.contains("`rm`"), "{m}");
     assert!(!m.contains("`u`"), "{m}");
 }
+
+/// A lazy build (the policy cache's) does not ask globset about the stdlib's globs. A
+/// broken one there must still fail closed where it is used, and every other layer's
+/// globs are checked as before.
+#[test]
+fn a_lazy_build_trusts_only_the_stdlib_globs_and_a_broken_one_still_denies() {
+    let text = format!("{HEADER}deny path write \"src/[z-a]*.rs\" because \"Generated.\";\n");
+    let build_as = |layer: Layer, lazy: bool| {
+        let sources = [PolicySource {
+            name: "f.policy".into(),
+            text: text.clone(),
+            layer,
+        }];
+        build(
+            &sources,
+            &BuildOptions {
+                lazy,
+                ..BuildOptions::default()
+            },
+        )
+    };
+    for (layer, lazy) in [
+        (Layer::User, true),
+        (Layer::User, false),
+        (Layer::Stdlib, false),
+    ] {
+        let out = build_as(layer, lazy);
+        assert!(
+            codes(&out).contains(&"E0112"),
+            "{layer:?} lazy={lazy}: {:?}",
+            codes(&out)
+        );
+    }
+    let trusted = build_as(Layer::Stdlib, true);
+    assert!(codes(&trusted).is_empty(), "{:?}", codes(&trusted));
+    let set = trusted
+        .policy
+        .expect("a lazy build does not check the stdlib's globs");
+    let d = set.decide(
+        &Request::path(PathOp::Write, "src/main.rs"),
+        EvalOptions { explain: true },
+    );
+    assert_eq!(d.verdict, Effect::Deny, "{d:?}");
+}

@@ -8,7 +8,6 @@
 use super::annotations;
 use super::context::Ctx;
 use crate::detector::{Checksum, CompiledDetector, DetectorKind, Severity};
-use crate::glob::path_glob;
 use contextos_grammar::ast::{self, ListItem, Pattern, Span, Spanned, Value};
 use contextos_grammar::{did_you_mean, Diagnostic};
 use std::collections::BTreeSet;
@@ -201,7 +200,7 @@ pub(super) fn compile_detector(
                 );
                 continue;
             }
-            if let Err(e) = path_glob(p) {
+            if let Err(e) = ctx.check_glob(fi, p) {
                 ctx.err(
                     fi,
                     Diagnostic::error("E0112", *span, format!("invalid glob `{p}`: {e}"))
@@ -317,7 +316,7 @@ pub(super) fn compile_detector(
                     "allow" => out.allow = vals,
                     _ => {
                         for g in &vals {
-                            if let Err(e) = path_glob(g) {
+                            if let Err(e) = ctx.check_glob(fi, g) {
                                 ctx.err(
                                     fi,
                                     Diagnostic::error(

@@ -1,7 +1,6 @@
 //! Guides: advisory text for agents, scoped by globs, with `@id` and `@apply`.
 
 use super::context::Ctx;
-use crate::glob::path_glob;
 use crate::policy::{CompiledGuide, GuideApply};
 use contextos_grammar::ast::{self, ListItem, Pattern};
 use contextos_grammar::Diagnostic;
@@ -46,7 +45,7 @@ pub(super) fn compile_guide(
             Pattern::List(l) => l.node.clone(),
         };
         for v in ctx.expand(fi, &items, &mut Vec::new())? {
-            if let Err(e) = path_glob(&v) {
+            if let Err(e) = ctx.check_glob(fi, &v) {
                 ctx.err(
                     fi,
                     Diagnostic::error("E0112", g.span, format!("invalid glob `{v}`: {e}")),

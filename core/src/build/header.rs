@@ -148,7 +148,7 @@ fn declare_let(ctx: &mut Ctx, fi: usize, layer: Layer, l: &ast::LetDecl) {
     ctx.lets.insert(
         name.clone(),
         LetDef {
-            items: l.value.node.clone(),
+            items: l.value.node.clone().into(),
             scalar: l.scalar,
             file: fi,
             span: l.span,

@@ -70,6 +70,48 @@ fn lint_rules(
     }
 }
 
+/// Below this many bytes of policy text, every file is parsed on the calling thread: a
+/// second thread costs more than it saves.
+const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
+
+/// Parses every source, in order. Files do not depend on each other until the passes
+/// after parsing, so with enough text (the stdlib alone is some 330 KB) the files after
+/// the half-way byte are parsed on a second thread; the outputs, and so every diagnostic,
+/// come back in the sources' order either way.
+fn parse_all(sources: &[PolicySource]) -> Vec<contextos_grammar::ParseOutput> {
+    let parse = |part: &[PolicySource]| -> Vec<contextos_grammar::ParseOutput> {
+        part.iter()
+            .map(|s| contextos_grammar::parse(&s.text))
+            .collect()
+    };
+    let total: usize = sources.iter().map(|s| s.text.len()).sum();
+    if total < PARALLEL_PARSE_BYTES {
+        return parse(sources);
+    }
+    // The file boundary that leaves the two threads the most even shares of bytes.
+    let mut before = 0;
+    let split = (0..=sources.len())
+        .map(|i| {
+            let here = before;
+            before += sources.get(i).map_or(0, |s| s.text.len());
+            (here.max(total - here), i)
+        })
+        .min()
+        .map_or(0, |(_, i)| i);
+    let (first, second) = sources.split_at(split);
+    std::thread::scope(|scope| {
+        let later = scope.spawn(|| parse(second));
+        let mut out = parse(first);
+        match later.join() {
+            Ok(rest) => out.extend(rest),
+            // The thread could not finish (it panicked): parse its share here, so the
+            // outcome is what a single thread would have produced.
+            Err(_) => out.extend(parse(second)),
+        }
+        out
+    })
+}
+
 /// Compiles sources into a policy set. Files are given in layer order (stdlib first).
 pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
     let files: Vec<SourceFile> = sources
@@ -82,8 +124,7 @@ pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
         options.lazy,
     );
     let mut parsed = Vec::new();
-    for (i, s) in sources.iter().enumerate() {
-        let out = contextos_grammar::parse(&s.text);
+    for (i, out) in parse_all(sources).into_iter().enumerate() {
         for d in out.diagnostics {
             ctx.err(i, d);
         }

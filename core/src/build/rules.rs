@@ -6,7 +6,7 @@ use super::annotations;
 use super::context::{check_domain, plugin_may_not, Ctx};
 use super::expr::check_expr;
 use super::obligations::check_obligation;
-use crate::glob::{has_glob_meta, path_glob, LazyWordGlob};
+use crate::glob::{has_glob_meta, LazyWordGlob};
 use crate::ir::{Clause, CompiledRule, ExecPattern, Layer, OpMask, Word, ALL_OPS};
 use crate::request::Domain;
 use crate::schema;
@@ -133,7 +133,7 @@ pub(super) fn compile_rule(
                 Diagnostic::error("E0112", *span, format!("invalid net pattern `{p}`"))
                     .with_label(problem),
             );
-        } else if let Err(e) = path_glob(p) {
+        } else if let Err(e) = ctx.check_glob(fi, p) {
             ctx.err(
                 fi,
                 Diagnostic::error("E0112", *span, format!("invalid glob `{p}`: {e}"))
