@@ -183,13 +183,29 @@ impl PathGlobs {
             out.push(p.to_string());
             simple.push(g);
         }
-        Ok(PathGlobs {
-            patterns: out,
+        Ok(PathGlobs::of(out, simple))
+    }
+
+    /// [`PathGlobs::new`] without asking globset whether the patterns of no simple shape
+    /// parse: for a layer the compiler trusts (the stdlib, in a lazy build). A pattern
+    /// that does not parse still fails closed: matching it is an error, which callers
+    /// resolve to the stricter outcome, and a snapshot validates it again when decoded.
+    pub fn unchecked<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Self {
+        let (out, simple) = patterns
+            .into_iter()
+            .map(|p| (p.to_string(), crate::simple_glob::SimpleGlob::parse(p)))
+            .unzip();
+        PathGlobs::of(out, simple)
+    }
+
+    fn of(patterns: Vec<String>, simple: Vec<Option<crate::simple_glob::SimpleGlob>>) -> Self {
+        PathGlobs {
+            patterns,
             simple,
             set: OnceLock::new(),
             rest: OnceLock::new(),
             asked: std::sync::atomic::AtomicU32::new(0),
-        })
+        }
     }
     /// The patterns as written.
     pub fn patterns(&self) -> &[String] {

@@ -199,7 +199,10 @@ fn condition_lists_are_judged_by_their_polarity() {
 /// globs are checked as before.
 #[test]
 fn a_lazy_build_trusts_only_the_stdlib_globs_and_a_broken_one_still_denies() {
-    let text = format!("{HEADER}deny path write \"src/[z-a]*.rs\" because \"Generated.\";\n");
+    let text = format!(
+        "{HEADER}deny path write \"src/[z-a]*.rs\" because \"Generated.\";\n\
+         deny path write \"cfg/**\" when path matches [\"cfg/[z-a]*\"] because \"Frozen.\";\n"
+    );
     let build_as = |layer: Layer, lazy: bool| {
         let sources = [PolicySource {
             name: "f.policy".into(),
@@ -231,9 +234,11 @@ fn a_lazy_build_trusts_only_the_stdlib_globs_and_a_broken_one_still_denies() {
     let set = trusted
         .policy
         .expect("a lazy build does not check the stdlib's globs");
-    let d = set.decide(
-        &Request::path(PathOp::Write, "src/main.rs"),
-        EvalOptions { explain: true },
-    );
-    assert_eq!(d.verdict, Effect::Deny, "{d:?}");
+    for p in ["src/main.rs", "cfg/app.toml"] {
+        let d = set.decide(
+            &Request::path(PathOp::Write, p),
+            EvalOptions { explain: true },
+        );
+        assert_eq!(d.verdict, Effect::Deny, "{p}: {d:?}");
+    }
 }
