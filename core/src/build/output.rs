@@ -25,6 +25,8 @@ pub struct BuildOptions {
     /// Leave glob sets to be compiled on first use instead of now. A short-lived process
     /// (an agent hook) then pays only for the index nodes its request reaches; an invalid
     /// set surfaces as an evaluation error (resolved stricter) instead of a compile error.
+    /// The stdlib's detector regexes and globs are then not checked at all: a full build
+    /// of it is tested clean, and each consumer still fails closed on one it cannot parse.
     pub lazy: bool,
 }
 
