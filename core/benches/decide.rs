@@ -158,16 +158,19 @@ fn compile_one(name: &str, text: &str) -> PolicySet {
     out.policy.expect("no errors, so a policy set")
 }
 
-fn stdlib() -> PolicySet {
-    let sources: Vec<PolicySource> = contextos_stdlib::FILES
+fn stdlib_sources() -> Vec<PolicySource> {
+    contextos_stdlib::FILES
         .iter()
         .map(|(name, text)| PolicySource {
             name: (*name).to_string(),
             text: (*text).to_string(),
             layer: Layer::Stdlib,
         })
-        .collect();
-    let out = build(&sources, &BuildOptions::default());
+        .collect()
+}
+
+fn stdlib() -> PolicySet {
+    let out = build(&stdlib_sources(), &BuildOptions::default());
     assert!(!out.has_errors(), "the stdlib does not compile");
     out.policy.expect("no errors, so a policy set")
 }
@@ -493,14 +496,7 @@ fn bench_compile(c: &mut Criterion) {
     });
     // A cold hook's compiling, without its process and file work: the stdlib built as the
     // policy cache builds it (lazily) and encoded as the cache's snapshot.
-    let stdlib: Vec<PolicySource> = contextos_stdlib::FILES
-        .iter()
-        .map(|(name, text)| PolicySource {
-            name: (*name).to_string(),
-            text: (*text).to_string(),
-            layer: Layer::Stdlib,
-        })
-        .collect();
+    let stdlib = stdlib_sources();
     let lazy = BuildOptions {
         lazy: true,
         ..BuildOptions::default()

@@ -76,8 +76,8 @@ const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
 
 /// Parses every source, in order. Files do not depend on each other until the passes
 /// after parsing, so with enough text (the stdlib alone is some 330 KB) the files after
-/// the half-way byte are parsed on a second thread; the outputs, and so every diagnostic,
-/// come back in the sources' order either way.
+/// the file boundary nearest the half-way byte are parsed on a second thread; the
+/// outputs, and so every diagnostic, come back in the sources' order either way.
 fn parse_all(sources: &[PolicySource]) -> Vec<contextos_grammar::ParseOutput> {
     let parse = |part: &[PolicySource]| -> Vec<contextos_grammar::ParseOutput> {
         part.iter()
