@@ -67,10 +67,9 @@ impl Ctx<'_> {
     /// Whether file `fi`'s detector regexes and globs ([`Ctx::check_glob`]) go unchecked:
     /// in a lazy build, the standard library's. Checking the regexes was half of a cold
     /// hook's work (parsing 450-odd regexes with Unicode case folding), and the checks
-    /// can find nothing: the stdlib is compiled into the
-    /// binary and a full build of it is tested clean (`core/tests/stdlib_clean.rs`). The
-    /// lowered detectors are the same either way, and a regex the scanner cannot compile
-    /// still fails the scan closed.
+    /// can find nothing: the stdlib is compiled into the binary and a full build of it is
+    /// tested clean (`core/tests/stdlib_clean.rs`). The lowered detectors are the same
+    /// either way, and a regex the scanner cannot compile still fails the scan closed.
     pub(super) fn trusted(&self, fi: usize) -> bool {
         self.lazy && self.layers.get(fi) == Some(&Layer::Stdlib)
     }
