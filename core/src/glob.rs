@@ -100,12 +100,6 @@ impl TryFrom<String> for LazyWordGlob {
     }
 }
 
-impl From<LazyWordGlob> for String {
-    fn from(g: LazyWordGlob) -> String {
-        g.pattern
-    }
-}
-
 // Written as the pattern text, without cloning the glob (its matcher included) first.
 impl serde::Serialize for LazyWordGlob {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -117,12 +111,6 @@ impl TryFrom<Vec<String>> for PathGlobs {
     type Error = String;
     fn try_from(p: Vec<String>) -> Result<Self, String> {
         PathGlobs::new(p.iter().map(String::as_str)).map_err(|(p, e)| format!("glob `{p}`: {e}"))
-    }
-}
-
-impl From<PathGlobs> for Vec<String> {
-    fn from(g: PathGlobs) -> Vec<String> {
-        g.patterns
     }
 }
 
