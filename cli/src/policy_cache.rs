@@ -21,10 +21,11 @@
 //! stamp's reading cannot hide behind equal times.
 
 use crate::project::{Project, ProjectError};
-use contextos_engine::effects::atomic_write::{self, Publish};
+use contextos_engine::build::PrecompiledUse;
+use contextos_engine::effects::atomic_write;
 use contextos_engine::effects::user_key::UserKey;
 use contextos_engine::snapshot::SNAPSHOT_FORMAT;
-use contextos_engine::{build, BuildOptions, BuildOutput, PolicySet, PolicySource};
+use contextos_engine::{BuildOutput, PolicySet, PolicySource};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -258,8 +259,9 @@ fn write_cache(
     let dir = path.parent().unwrap_or(path);
     std::fs::create_dir_all(dir).map_err(at(dir))?;
     // Hooks run concurrently: each writes its own temporary file and renames it over the
-    // cache, so a reader sees either the old or the new file, never a mix.
-    atomic_write::write(path, &bytes, 0o600, Publish::Replace).map_err(at(path))?;
+    // cache, so a reader sees either the old or the new file, never a mix. Not fsynced: a
+    // cache lost or torn by a power cut fails its key or MAC and is rebuilt.
+    atomic_write::replace_cache(path, &bytes, 0o600).map_err(at(path))?;
     Ok(())
 }
 
@@ -467,7 +469,9 @@ fn stamp(
     let mut bytes = STAMP_MAGIC.to_vec();
     bytes.extend_from_slice(&m.finalize().into_bytes());
     bytes.extend_from_slice(&json);
-    let _ = atomic_write::write(&stamp_path(cache), &bytes, 0o600, Publish::Replace);
+    // A stamp names the cache file's inode and times: one that outlives its cache after a
+    // power cut no longer matches it, and one lost or torn fails its MAC.
+    let _ = atomic_write::replace_cache(&stamp_path(cache), &bytes, 0o600);
 }
 
 /// Loads the project's policy set for a hook: from a stamped cache when nothing changed
@@ -539,13 +543,15 @@ fn load_sources(
     } else {
         note = Some("no user key to authenticate a cache".into());
     }
-    let out = build(
-        sources,
-        &BuildOptions {
-            disabled_rules: project.config.policies.disable.clone(),
-            lazy: true,
-        },
-    );
+    // The stdlib starts from its precompiled image: a cold call compiles only the project's
+    // own files (and its packs'), with the same set and diagnostics as a full build.
+    let (out, used) = project.build_lazily(sources);
+    if used != PrecompiledUse::Used && project.config.policies.stdlib {
+        note = Some(match note {
+            Some(n) => format!("{n}; {used}"),
+            None => used.to_string(),
+        });
+    }
     if out.has_errors() {
         return Ok(Loaded::Invalid(out));
     }

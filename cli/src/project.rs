@@ -1,6 +1,7 @@
 //! Finding the project, reading `contextos.toml` and collecting policy sources
 //! (the embedded stdlib first, then the project's own policies).
 
+use contextos_engine::build::{build_precompiled, PrecompiledUse};
 use contextos_engine::{build, BuildOptions, BuildOutput, Layer, PolicySource};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -336,18 +337,26 @@ impl Project {
             return Ok(base);
         }
         // Plugin verdicts come from the stdlib and the project's own policies alone.
-        let out = build(
-            &base,
-            &BuildOptions {
-                disabled_rules: self.config.policies.disable.clone(),
-                lazy: true,
-            },
-        );
+        let (out, _) = self.build_lazily(&base);
         let Some(set) = out.policy else {
             // The caller's compile reports these errors; no plugin is loaded meanwhile.
             return Ok(base);
         };
         self.with_plugins(base, &set)
+    }
+
+    /// A lazy build of `sources` with the project's `disable` list (see
+    /// [`BuildOptions::lazy`]), started from the precompiled stdlib when it applies: what a
+    /// decision needs, not what `check` and `test` report.
+    pub fn build_lazily(&self, sources: &[PolicySource]) -> (BuildOutput, PrecompiledUse) {
+        build_precompiled(
+            contextos_engine::stdlib::PRECOMPILED,
+            sources,
+            &BuildOptions {
+                disabled_rules: self.config.policies.disable.clone(),
+                lazy: true,
+            },
+        )
     }
 
     /// Whether `contextos.lock` pins any pack.

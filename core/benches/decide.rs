@@ -5,8 +5,10 @@
 //! - `decide_exec/N`  — one argv exec decision against N generated exec rules;
 //! - `decide_shell/*` — `decide_shell` on realistic command lines against the stdlib;
 //! - `compile/1000`   — compiling a 1,000-rule policy from source;
-//! - `compile/stdlib_lazy_snapshot` — a cold hook's compiling: the stdlib built lazily and
-//!   encoded as the policy cache's snapshot;
+//! - `compile/stdlib_lazy_snapshot` — a cold hook's compiling before the precompiled
+//!   stdlib: the stdlib built lazily from source and encoded as the policy cache's snapshot;
+//! - `compile/stdlib_precompiled_snapshot` — the same started from the precompiled stdlib
+//!   (`contextos_stdlib::PRECOMPILED`), as a cold hook now compiles;
 //! - `parse_throughput` — `contextos_grammar::parse` over a ≈1 MiB policy file.
 //!
 //! Every group first asserts, outside the timed loop, that its requests get the verdicts
@@ -26,6 +28,7 @@
     reason = "tests fail loudly at the first unexpected value"
 )]
 
+use contextos_core::build::{build_precompiled, PrecompiledUse};
 use contextos_core::{
     build, BuildOptions, Decision, Effect, EvalOptions, Layer, PathOp, PolicySet, PolicySource,
     Request, RequestKind, ShellOptions,
@@ -512,6 +515,21 @@ fn bench_compile(c: &mut Criterion) {
     );
     g.bench_function("stdlib_lazy_snapshot", |b| {
         b.iter(|| snapshot(black_box(&stdlib)));
+    });
+    // The same, started from the precompiled stdlib, as the policy cache now builds.
+    let image = contextos_stdlib::PRECOMPILED;
+    let precompiled = |sources: &[PolicySource]| {
+        let (out, used) = build_precompiled(image, sources, &lazy);
+        assert_eq!(used, PrecompiledUse::Used);
+        out.policy.map(|p| p.to_snapshot().map(|s| s.len()))
+    };
+    assert_eq!(
+        precompiled(&stdlib).map(Result::ok),
+        snapshot(&stdlib).map(Result::ok),
+        "the precompiled build encodes another snapshot"
+    );
+    g.bench_function("stdlib_precompiled_snapshot", |b| {
+        b.iter(|| precompiled(black_box(&stdlib)));
     });
     g.finish();
 }

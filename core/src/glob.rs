@@ -91,11 +91,44 @@ impl LazyWordGlob {
     }
 }
 
+thread_local! {
+    /// Set while [`decoding_trusted`] runs on this thread.
+    static TRUSTED_DECODE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `decode` with glob lists and word globs deserialised without asking globset
+/// whether they parse: for bytes this build made and ships inside itself (the
+/// precompiled standard library, whose globs the lazy build trusts the same way, see
+/// `Ctx::trusted`), never for a policy cache read from disk. A pattern that does not
+/// parse still fails closed where it is matched.
+pub(crate) fn decoding_trusted<R>(decode: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            TRUSTED_DECODE.with(|t| t.set(self.0));
+        }
+    }
+    let _reset = Reset(TRUSTED_DECODE.with(|t| t.replace(true)));
+    decode()
+}
+
+fn trusted_decode() -> bool {
+    TRUSTED_DECODE.with(std::cell::Cell::get)
+}
+
 // Serialised as the pattern text; deserialising re-validates it, so a policy cache can
 // never smuggle in a pattern the compiler would have rejected.
 impl TryFrom<String> for LazyWordGlob {
     type Error = String;
     fn try_from(p: String) -> Result<Self, String> {
+        if trusted_decode() {
+            let simple = crate::simple_glob::SimpleGlob::parse_word(&p);
+            return Ok(LazyWordGlob {
+                pattern: p,
+                simple,
+                matcher: OnceLock::new(),
+            });
+        }
         LazyWordGlob::new(&p)
     }
 }
@@ -110,7 +143,19 @@ impl serde::Serialize for LazyWordGlob {
 impl TryFrom<Vec<String>> for PathGlobs {
     type Error = String;
     fn try_from(p: Vec<String>) -> Result<Self, String> {
-        PathGlobs::new(p.iter().map(String::as_str)).map_err(|(p, e)| format!("glob `{p}`: {e}"))
+        if trusted_decode() {
+            return Ok(PathGlobs::of(p, None));
+        }
+        let simple: Vec<_> = p
+            .iter()
+            .map(|g| crate::simple_glob::SimpleGlob::parse(g))
+            .collect();
+        for (g, shape) in p.iter().zip(&simple) {
+            if shape.is_none() {
+                path_glob(g).map_err(|e| format!("glob `{g}`: {e}"))?;
+            }
+        }
+        Ok(PathGlobs::of(p, Some(simple)))
     }
 }
 
@@ -130,7 +175,9 @@ impl serde::Serialize for PathGlobs {
 pub struct PathGlobs {
     patterns: Vec<String>,
     /// Each pattern of a simple shape, matched without a regex; `None` for the others.
-    simple: Vec<Option<crate::simple_glob::SimpleGlob>>,
+    /// Worked out on first use when the patterns were trusted: a cold hook decodes
+    /// hundreds of lists and matches against a handful.
+    simple: OnceLock<Vec<Option<crate::simple_glob::SimpleGlob>>>,
     /// Every pattern, for text the simple matcher leaves to globset (not ASCII).
     set: OnceLock<Result<GlobSet, String>>,
     /// The patterns that are not simple, for ASCII text no simple pattern matched.
@@ -171,7 +218,7 @@ impl PathGlobs {
             out.push(p.to_string());
             simple.push(g);
         }
-        Ok(PathGlobs::of(out, simple))
+        Ok(PathGlobs::of(out, Some(simple)))
     }
 
     /// [`PathGlobs::new`] without asking globset whether the patterns of no simple shape
@@ -179,17 +226,16 @@ impl PathGlobs {
     /// that does not parse still fails closed: matching it is an error, which callers
     /// resolve to the stricter outcome, and a snapshot validates it again when decoded.
     pub fn unchecked<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Self {
-        let (out, simple) = patterns
-            .into_iter()
-            .map(|p| (p.to_string(), crate::simple_glob::SimpleGlob::parse(p)))
-            .unzip();
-        PathGlobs::of(out, simple)
+        PathGlobs::of(patterns.into_iter().map(str::to_string).collect(), None)
     }
 
-    fn of(patterns: Vec<String>, simple: Vec<Option<crate::simple_glob::SimpleGlob>>) -> Self {
+    fn of(
+        patterns: Vec<String>,
+        simple: Option<Vec<Option<crate::simple_glob::SimpleGlob>>>,
+    ) -> Self {
         PathGlobs {
             patterns,
-            simple,
+            simple: simple.map(OnceLock::from).unwrap_or_default(),
             set: OnceLock::new(),
             rest: OnceLock::new(),
             asked: std::sync::atomic::AtomicU32::new(0),
@@ -217,8 +263,14 @@ impl PathGlobs {
         {
             // Simple globs answer directly; the others are compiled (on first use) into a
             // set of their own, consulted only when no simple one matched.
+            let simple = self.simple.get_or_init(|| {
+                self.patterns
+                    .iter()
+                    .map(|p| crate::simple_glob::SimpleGlob::parse(p))
+                    .collect()
+            });
             let mut rest = false;
-            for g in &self.simple {
+            for g in simple {
                 match g {
                     Some(g) if g.is_match(s) == Some(true) => return Ok(true),
                     Some(_) => {}
@@ -231,7 +283,7 @@ impl PathGlobs {
             let others = self
                 .patterns
                 .iter()
-                .zip(&self.simple)
+                .zip(simple)
                 .filter(|(_, g)| g.is_none())
                 .map(|(p, _)| p);
             (&self.rest, Box::new(others))

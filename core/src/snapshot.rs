@@ -75,7 +75,7 @@ struct RuleSnap {
 }
 
 #[derive(Serialize, Deserialize)]
-struct GuideSnap {
+pub(crate) struct GuideSnap {
     apply: crate::policy::GuideApply,
     id: String,
     title: String,
@@ -169,9 +169,40 @@ fn rule_snap(r: &CompiledRule) -> Result<RuleSnapRef<'_>, SnapshotError> {
     })
 }
 
+/// A guide as snapshots encode it.
+pub(crate) fn guide_snap(g: &CompiledGuide) -> GuideSnap {
+    GuideSnap {
+        apply: g.apply,
+        id: g.id.clone(),
+        title: g.title.clone(),
+        scope: g.scope.clone(),
+        text: g.text.clone(),
+        role: g.role.clone(),
+        origin: g.origin.clone(),
+    }
+}
+
+/// A guide back from its encoding.
+pub(crate) fn guide_from(g: GuideSnap) -> CompiledGuide {
+    CompiledGuide {
+        apply: g.apply,
+        id: g.id,
+        title: g.title,
+        scope: g.scope,
+        text: g.text,
+        role: g.role,
+        origin: g.origin,
+    }
+}
+
+/// A rule's encoding, as a snapshot's rule section holds it.
+pub(crate) fn encode_rule(r: &CompiledRule) -> Result<Vec<u8>, SnapshotError> {
+    postcard::to_stdvec(&rule_snap(r)?).map_err(|e| SnapshotError::Encode(e.to_string()))
+}
+
 /// One rule back from its encoding; `None` for bytes that do not decode, a glob that no
 /// longer validates, or a condition naming a script the snapshot does not hold.
-fn rule_from(bytes: &[u8], scripts: usize) -> Option<CompiledRule> {
+pub(crate) fn rule_from(bytes: &[u8], scripts: usize) -> Option<CompiledRule> {
     let r: RuleSnap = postcard::from_bytes(bytes).ok()?;
     let obligations = r
         .obligations
@@ -232,19 +263,7 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
         sections,
         role_literals: set.role_literals(),
         defaults: set.defaults,
-        guides: set
-            .guides
-            .iter()
-            .map(|g| GuideSnap {
-                apply: g.apply,
-                id: g.id.clone(),
-                title: g.title.clone(),
-                scope: g.scope.clone(),
-                text: g.text.clone(),
-                role: g.role.clone(),
-                origin: g.origin.clone(),
-            })
-            .collect(),
+        guides: set.guides.iter().map(guide_snap).collect(),
         roles: set.roles.clone(),
         scripts: set.scripts.sources().to_vec(),
         runtime_lets: set.runtime_lets.clone(),
@@ -402,19 +421,7 @@ fn assemble(
     Ok(PolicySet {
         rules,
         defaults: head.defaults,
-        guides: head
-            .guides
-            .into_iter()
-            .map(|g| CompiledGuide {
-                apply: g.apply,
-                id: g.id,
-                title: g.title,
-                scope: g.scope,
-                text: g.text,
-                role: g.role,
-                origin: g.origin,
-            })
-            .collect(),
+        guides: head.guides.into_iter().map(guide_from).collect(),
         detectors: crate::lazy_list::LazyList::encoded(detectors),
         tests: Vec::new(),
         roles: head.roles,

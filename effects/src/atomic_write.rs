@@ -146,6 +146,12 @@ pub fn write_in(
 /// [`write_in`] for a path outside any project root (state files, the user key, git
 /// hooks): opens the directory that holds `path` and writes there.
 pub fn write(path: &Path, bytes: &[u8], mode: u32, how: Publish) -> std::io::Result<Outcome> {
+    let (dir, name) = open_parent(path)?;
+    write_in(&dir, name, bytes, mode, how)
+}
+
+/// The directory holding `path`, opened, and the file's name in it.
+fn open_parent(path: &Path) -> std::io::Result<(OwnedFd, &str)> {
     let name = path.file_name().ok_or_else(|| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -167,7 +173,33 @@ pub fn write(path: &Path, bytes: &[u8], mode: u32, how: Publish) -> std::io::Res
             format!("{}: the file name is not UTF-8", path.display()),
         )
     })?;
-    write_in(&dir, name, bytes, mode, how)
+    Ok((dir, name))
+}
+
+/// Replaces the file at `path` for readers at once (a temp file renamed over it, so a
+/// reader sees the old bytes or the new, never a mix) without making it durable: no
+/// fsync of the file or its directory. Only for caches, which are verified when read and
+/// rebuilt when missing or damaged: a power cut that loses or tears the new file costs a
+/// rebuild, never a wrong read, and the two fsyncs were most of a cold hook's file work.
+pub fn replace_cache(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let (dir, name) = open_parent(path)?;
+    let tmp = temp_name(name, &uuid::Uuid::new_v4().simple().to_string());
+    let written = (|| -> std::io::Result<()> {
+        let fd = rustix::fs::openat(
+            &dir,
+            tmp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        )?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
+        std::io::Write::write_all(&mut std::fs::File::from(fd), bytes)?;
+        rustix::fs::renameat(&dir, tmp.as_str(), &dir, name)?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), AtFlags::empty());
+    }
+    written
 }
 
 /// Removes temp files of `name` in `dir` that a writer killed between [`stage`] and

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A half-open byte range `[start, end)` into the source text of one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Span {
     /// Byte offset of the first byte covered.
     pub start: usize,
@@ -20,7 +20,7 @@ impl Span {
 }
 
 /// A value together with where it was written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spanned<T> {
     /// The parsed value (for strings: the text after unescaping or dedenting).
     pub node: T,
@@ -149,7 +149,7 @@ pub struct LetDecl {
 }
 
 /// An element of a list literal: a string or a `$name` reference spliced in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ListItem {
     /// A string literal, unescaped.
     Str(Spanned<String>),

@@ -73,3 +73,11 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../policies/sandbox.policy"),
     ),
 ];
+
+/// The compiler's state after reading [`FILES`], made by `contextos_core::build::precompile`
+/// and checked in: a cold compile (an agent hook's first call after an edit) plants it
+/// instead of parsing and lowering the files again. It is used only while it matches
+/// [`FILES`] byte for byte, so a stale image costs time, never a different policy; the
+/// test that keeps it current is `core/tests/precompiled.rs` (run it with
+/// `CONTEXTOS_BLESS=1` to write a new image after editing a policy file).
+pub const PRECOMPILED: &[u8] = include_bytes!("../precompiled/stdlib.bin");

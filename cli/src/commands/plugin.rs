@@ -291,13 +291,7 @@ fn sign(ctx: &Context, dir: &Path, key_path: &Path, sequence: u64) -> Result<Exi
 /// The project's policies without any pack: what judges packs.
 fn base_set(project: &Project) -> Result<PolicySet, CliError> {
     let sources = project.base_sources()?;
-    let out = build(
-        &sources,
-        &BuildOptions {
-            disabled_rules: project.config.policies.disable.clone(),
-            lazy: true,
-        },
-    );
+    let (out, _) = project.build_lazily(&sources);
     match out.policy {
         Some(p) => Ok(p),
         None => Err(CliError::policy_invalid(&out, "no plugin can be judged")),

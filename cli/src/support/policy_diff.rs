@@ -11,7 +11,7 @@ use crate::output;
 use crate::project::Project;
 use crate::support::{CliError, Exit, Format};
 use contextos_engine::core::diff::{self, Change, Direction, Probe};
-use contextos_engine::{build, BuildOptions, Layer, PolicySet, PolicySource};
+use contextos_engine::{Layer, PolicySet, PolicySource};
 use std::path::Path;
 use std::process::Command;
 
@@ -113,13 +113,7 @@ pub fn set_of(project: &Project, side: &Side) -> Result<PolicySet, CliError> {
         Side::Rev(rev) => sources_at(project, rev)?,
         Side::WorkTree => project.base_sources()?,
     };
-    let mut out = build(
-        &sources,
-        &BuildOptions {
-            disabled_rules: project.config.policies.disable.clone(),
-            lazy: true,
-        },
-    );
+    let (mut out, _) = project.build_lazily(&sources);
     match out.policy.take() {
         Some(set) => Ok(set),
         None => Err(CliError::policy_invalid(

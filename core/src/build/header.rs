@@ -15,10 +15,16 @@ pub const LANGUAGE_VERSION: u32 = 1;
 /// Each domain's declared default: its effect, and the layer, file and span declaring it.
 pub(super) type Defaults = BTreeMap<Domain, (Effect, Layer, usize, Span)>;
 
-/// Checks the headers and collects the defaults and the `let` table.
-pub(super) fn declare(ctx: &mut Ctx, parsed: &[ast::PolicyFile]) -> Defaults {
-    let mut defaults: Defaults = BTreeMap::new();
-    for (fi, file) in parsed.iter().enumerate() {
+/// Checks the headers and collects the defaults and the `let` table into `defaults` and
+/// `ctx`. `parsed` are the files from index `first` on: the ones before were declared
+/// already (a [precompiled](super::precompiled) standard library).
+pub(super) fn declare(
+    ctx: &mut Ctx,
+    defaults: &mut Defaults,
+    first: usize,
+    parsed: &[ast::PolicyFile],
+) {
+    for (fi, file) in (first..).zip(parsed) {
         let layer = ctx.layers[fi];
         let mut saw_language = false;
         for stmt in &file.statements {
@@ -80,7 +86,6 @@ pub(super) fn declare(ctx: &mut Ctx, parsed: &[ast::PolicyFile]) -> Defaults {
             );
         }
     }
-    defaults
 }
 
 /// Enters one `let` in the table. A `let` naming an earlier layer's variable must say

@@ -19,6 +19,7 @@ mod lets;
 mod obligations;
 mod output;
 mod overrides;
+mod precompiled;
 mod rules;
 mod test_blocks;
 mod test_requests;
@@ -26,6 +27,7 @@ mod test_requests;
 pub use detectors::{check_regex, DEFAULT_LOOKBACK, REGEX_SIZE_LIMIT};
 pub use header::LANGUAGE_VERSION;
 pub use output::{BuildOptions, BuildOutput, FileDiagnostic, PolicySource, NO_FILE};
+pub use precompiled::{build_precompiled, precompile, PrecompileError, PrecompiledUse};
 pub use rules::exec_pattern;
 
 use crate::detector::CompiledDetector;
@@ -114,6 +116,72 @@ fn parse_all(sources: &[PolicySource]) -> Vec<contextos_grammar::ParseOutput> {
 
 /// Compiles sources into a policy set. Files are given in layer order (stdlib first).
 pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
+    compile(sources, options, parse_all(sources), None)
+}
+
+/// What the lowering passes produced so far: a precompiled standard library's share, then
+/// every file's after it.
+#[derive(Default)]
+struct Lowering {
+    defaults: header::Defaults,
+    rules: Vec<crate::ir::CompiledRule>,
+    guides: Vec<crate::policy::CompiledGuide>,
+    detectors: Vec<(usize, CompiledDetector)>,
+    roles: BTreeSet<String>,
+}
+
+/// The passes that read each file on its own: the headers, defaults and `let`s, the checks
+/// of every `let` and override, then each statement lowered to IR. `parsed` are the files
+/// from index `first` on; `low` holds what the files before them produced. Test blocks come
+/// back as syntax: they are compiled against the whole set's rule ids.
+fn lower<'p>(
+    ctx: &mut Ctx,
+    first: usize,
+    parsed: &'p [contextos_grammar::ast::PolicyFile],
+    mut low: Lowering,
+) -> (
+    Lowering,
+    Vec<(usize, &'p contextos_grammar::ast::TestBlock)>,
+) {
+    header::declare(ctx, &mut low.defaults, first, parsed);
+    lets::check_all(ctx);
+    overrides::check(ctx, first, parsed);
+    let mut tests_ast = Vec::new();
+    for (fi, file) in (first..).zip(parsed) {
+        for stmt in &file.statements {
+            match stmt {
+                Statement::Rule(r) => low.rules.extend(rules::compile_rule(ctx, fi, r, None)),
+                Statement::Guide(g) => low.guides.extend(guides::compile_guide(ctx, fi, g, None)),
+                Statement::Detector(d) => low
+                    .detectors
+                    .extend(detectors::compile_detector(ctx, fi, d).map(|c| (fi, c))),
+                Statement::Role(rb) => {
+                    low.roles.insert(rb.name.node.clone());
+                    for r in &rb.rules {
+                        low.rules
+                            .extend(rules::compile_rule(ctx, fi, r, Some(&rb.name.node)));
+                    }
+                    for g in &rb.guides {
+                        low.guides
+                            .extend(guides::compile_guide(ctx, fi, g, Some(&rb.name.node)));
+                    }
+                }
+                Statement::Test(t) => tests_ast.push((fi, t)),
+                _ => {}
+            }
+        }
+    }
+    (low, tests_ast)
+}
+
+/// The whole compilation of `sources`, of which `parsed` holds the parse of the files
+/// from the seed's count on (all of them without a seed).
+fn compile(
+    sources: &[PolicySource],
+    options: &BuildOptions,
+    parsed: Vec<contextos_grammar::ParseOutput>,
+    seed: Option<precompiled::Seed>,
+) -> BuildOutput {
     let files: Vec<SourceFile> = sources
         .iter()
         .map(|s| SourceFile::new(s.name.clone(), s.text.clone()))
@@ -123,45 +191,25 @@ pub fn build(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
         sources.iter().map(|s| s.layer).collect(),
         options.lazy,
     );
-    let mut parsed = Vec::new();
-    for (i, out) in parse_all(sources).into_iter().enumerate() {
+    let (first, low) = match seed {
+        Some(seed) => seed.plant(&mut ctx),
+        None => (0, Lowering::default()),
+    };
+    let mut asts = Vec::new();
+    for (i, out) in (first..).zip(parsed) {
         for d in out.diagnostics {
             ctx.err(i, d);
         }
-        parsed.push(out.file);
+        asts.push(out.file);
     }
-    let defaults = header::declare(&mut ctx, &parsed);
-    lets::check_all(&mut ctx);
-    overrides::check(&mut ctx, &parsed);
-
-    // Pass 2: each statement lowered to IR.
-    let mut rules = Vec::new();
-    let mut guides = Vec::new();
-    let mut detectors: Vec<(usize, CompiledDetector)> = Vec::new();
-    let mut tests_ast = Vec::new();
-    let mut roles = BTreeSet::new();
-    for (fi, file) in parsed.iter().enumerate() {
-        for stmt in &file.statements {
-            match stmt {
-                Statement::Rule(r) => rules.extend(rules::compile_rule(&mut ctx, fi, r, None)),
-                Statement::Guide(g) => guides.extend(guides::compile_guide(&mut ctx, fi, g, None)),
-                Statement::Detector(d) => {
-                    detectors.extend(detectors::compile_detector(&mut ctx, fi, d).map(|c| (fi, c)))
-                }
-                Statement::Role(rb) => {
-                    roles.insert(rb.name.node.clone());
-                    for r in &rb.rules {
-                        rules.extend(rules::compile_rule(&mut ctx, fi, r, Some(&rb.name.node)));
-                    }
-                    for g in &rb.guides {
-                        guides.extend(guides::compile_guide(&mut ctx, fi, g, Some(&rb.name.node)));
-                    }
-                }
-                Statement::Test(t) => tests_ast.push((fi, t)),
-                _ => {}
-            }
-        }
-    }
+    let (low, tests_ast) = lower(&mut ctx, first, &asts, low);
+    let Lowering {
+        defaults,
+        rules,
+        guides,
+        detectors,
+        roles,
+    } = low;
     ids::check_unique(&mut ctx, &rules, &detectors);
     let all_ids: BTreeSet<String> = rules.iter().map(|r| r.id.clone()).collect();
     let (rules, detectors) = ids::drop_disabled(

@@ -37,11 +37,14 @@ struct RuleRefs {
 
 /// Warns (W0240) for every override that may weaken a rule: one that then applies less
 /// often (`deny`/`ask`) or more often (`allow`).
-pub(super) fn check(ctx: &mut Ctx, parsed: &[ast::PolicyFile]) {
+/// `parsed` are the files from index `first` on, and an override can only weaken rules
+/// among them: a [precompiled](super::precompiled) standard library is not used when any
+/// file overrides a `let`.
+pub(super) fn check(ctx: &mut Ctx, first: usize, parsed: &[ast::PolicyFile]) {
     if ctx.overrides.is_empty() {
         return;
     }
-    let rules = rule_refs(ctx, parsed);
+    let rules = rule_refs(ctx, first, parsed);
     let deps = let_deps(ctx);
     let overrides: Vec<(String, super::context::LetDef, usize, ast::Span)> = ctx
         .overrides
@@ -165,9 +168,9 @@ fn let_deps(ctx: &Ctx) -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// Every rule of every file with the variables its head and its conditions name.
-fn rule_refs(ctx: &Ctx, parsed: &[ast::PolicyFile]) -> Vec<RuleRefs> {
+fn rule_refs(ctx: &Ctx, first: usize, parsed: &[ast::PolicyFile]) -> Vec<RuleRefs> {
     let mut out = Vec::new();
-    for (fi, file) in parsed.iter().enumerate() {
+    for (fi, file) in (first..).zip(parsed) {
         for stmt in &file.statements {
             match stmt {
                 Statement::Rule(r) => out.push(refs(ctx, fi, r)),

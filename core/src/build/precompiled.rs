@@ -1,0 +1,310 @@
+//! A precompiled standard library: the state the compiler has after reading the stdlib's
+//! files, saved once so a cold compile starts from it instead of parsing and lowering some
+//! 330 KB of policy text again.
+//!
+//! [`precompile`] runs the per-file passes (headers, defaults, `let`s, lowering) over the
+//! standard library alone and writes down what they leave behind: the `let` table with its
+//! spans, the defaults with where they are declared, the scripts, and the lowered rules,
+//! guides, detectors and roles. [`build_precompiled`] plants that state in a fresh compiler
+//! and runs the same passes over the remaining files only; every set-wide pass (ids,
+//! disabled rules, defaults, runtime lists, the index) then sees exactly what a full build
+//! sees. The image is checked in beside the stdlib (`stdlib-policies/precompiled/`) and a
+//! test fails while it differs from what [`precompile`] makes of the current sources.
+//!
+//! The image is used only when it is certain to describe the sources given; otherwise the
+//! build is a full one and says why ([`PrecompiledUse`]):
+//! - the leading sources must be the image's files, byte for byte, all of the stdlib layer
+//!   (a stdlib edited after the image was made is compiled from its text);
+//! - the build must be lazy: a full build also lints and checks every stdlib regex and
+//!   glob, which the image (made lazily) has not done;
+//! - no file may `override let`: an override changes what the stdlib's own rules expand
+//!   to, and its weakening check reads their syntax.
+//!
+//! The set a precompiled build returns holds the remaining files' `test` blocks only; the
+//! stdlib's are checked by its own tests, and `contextos test` compiles from source.
+
+use super::context::{Ctx, LetDef};
+use super::{compile, lower, parse_all, BuildOptions, BuildOutput, Lowering, PolicySource};
+use crate::detector::CompiledDetector;
+use crate::ir::Layer;
+use crate::request::Domain;
+use crate::script::ScriptHost;
+use crate::snapshot::{self, GuideSnap, SNAPSHOT_FORMAT};
+use contextos_grammar::ast::{Effect, ListItem, Span, Statement};
+use contextos_grammar::SourceFile;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// Bumped whenever the image's own layout changes; the IR inside it follows
+/// [`SNAPSHOT_FORMAT`], which the image records too.
+const IMAGE_FORMAT: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Image<'a> {
+    format: u32,
+    snapshot_format: u32,
+    /// `(name, text)` of every file the image covers, in order: the image applies only to
+    /// these exact sources.
+    #[serde(borrow)]
+    files: Vec<(&'a str, &'a str)>,
+    /// The `let` table, by name.
+    lets: Vec<LetImage>,
+    /// Each declared default with the file and span declaring it.
+    defaults: Vec<(Domain, Effect, usize, Span)>,
+    scripts: Vec<(Domain, String)>,
+    /// Each rule in a snapshot's rule encoding.
+    rules: Vec<Vec<u8>>,
+    guides: Vec<GuideSnap>,
+    /// Each detector with the index of its file.
+    detectors: Vec<(usize, CompiledDetector)>,
+    roles: BTreeSet<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LetImage {
+    name: String,
+    items: Vec<ListItem>,
+    scalar: bool,
+    file: usize,
+    span: Span,
+}
+
+/// Why [`precompile`] refused its sources.
+#[derive(Debug, thiserror::Error)]
+pub enum PrecompileError {
+    /// A source is not of the stdlib layer.
+    #[error("`{0}` is not a standard-library source; only the stdlib is precompiled")]
+    NotStdlib(String),
+    /// The sources do not compile cleanly on their own (first diagnostic, rendered).
+    #[error("the sources do not compile cleanly on their own:\n{0}")]
+    Diagnostics(String),
+    /// The compiled state could not be encoded.
+    #[error("cannot encode the precompiled image: {0}")]
+    Encode(String),
+}
+
+/// Whether [`build_precompiled`] started from the image, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrecompiledUse {
+    /// The image was planted; only the files after it were compiled.
+    Used,
+    /// The build was not lazy (see [`BuildOptions::lazy`]).
+    NotLazy,
+    /// The image does not decode, or was made by a build with another format.
+    Unreadable(String),
+    /// The leading sources are not the image's files.
+    SourcesDiffer,
+    /// A file overrides a `let`.
+    OverrideLet,
+}
+
+impl std::fmt::Display for PrecompiledUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrecompiledUse::Used => f.write_str("built on the precompiled standard library"),
+            PrecompiledUse::NotLazy => f.write_str("a full build compiles the stdlib from source"),
+            PrecompiledUse::Unreadable(why) => {
+                write!(f, "the precompiled standard library does not decode: {why}")
+            }
+            PrecompiledUse::SourcesDiffer => f.write_str(
+                "the stdlib sources differ from the precompiled image; compiled from source",
+            ),
+            PrecompiledUse::OverrideLet => {
+                f.write_str("an `override let` changes the stdlib's rules; compiled from source")
+            }
+        }
+    }
+}
+
+/// The compiler's state after `sources` (the standard library's files, in order), as
+/// bytes for [`build_precompiled`]. The sources must build lazily without a single
+/// diagnostic, so a precompiled build can report nothing about them that a full one would.
+pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> {
+    if let Some(s) = sources.iter().find(|s| s.layer != Layer::Stdlib) {
+        return Err(PrecompileError::NotStdlib(s.name.clone()));
+    }
+    let lazy = BuildOptions {
+        lazy: true,
+        ..BuildOptions::default()
+    };
+    let full = super::build(sources, &lazy);
+    if let Some(d) = full.diagnostics.first() {
+        return Err(PrecompileError::Diagnostics(full.render(d)));
+    }
+    let files: Vec<SourceFile> = sources
+        .iter()
+        .map(|s| SourceFile::new(s.name.clone(), s.text.clone()))
+        .collect();
+    let mut ctx = Ctx::new(&files, sources.iter().map(|s| s.layer).collect(), true);
+    let asts: Vec<_> = parse_all(sources).into_iter().map(|p| p.file).collect();
+    let (low, _tests) = lower(&mut ctx, 0, &asts, Lowering::default());
+    if let Some(d) = ctx.diags.first() {
+        return Err(PrecompileError::Diagnostics(d.diagnostic.message.clone()));
+    }
+    let mut lets: Vec<LetImage> = ctx
+        .lets
+        .iter()
+        .map(|(name, d)| LetImage {
+            name: name.clone(),
+            items: d.items.to_vec(),
+            scalar: d.scalar,
+            file: d.file,
+            span: d.span,
+        })
+        .collect();
+    lets.sort_by(|a, b| a.name.cmp(&b.name));
+    let rules = low
+        .rules
+        .iter()
+        .map(snapshot::encode_rule)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| PrecompileError::Encode(e.to_string()))?;
+    let image = Image {
+        format: IMAGE_FORMAT,
+        snapshot_format: SNAPSHOT_FORMAT,
+        files: sources
+            .iter()
+            .map(|s| (s.name.as_str(), s.text.as_str()))
+            .collect(),
+        lets,
+        defaults: low
+            .defaults
+            .iter()
+            .map(|(d, (e, _, fi, span))| (*d, *e, *fi, *span))
+            .collect(),
+        scripts: ctx.scripts.sources().to_vec(),
+        rules,
+        guides: low.guides.iter().map(snapshot::guide_snap).collect(),
+        detectors: low.detectors,
+        roles: low.roles,
+    };
+    postcard::to_stdvec(&image).map_err(|e| PrecompileError::Encode(e.to_string()))
+}
+
+/// What an image plants in a fresh compiler.
+pub(super) struct Seed {
+    files: usize,
+    lets: Vec<(String, LetDef)>,
+    scripts: Vec<(Domain, String)>,
+    low: Lowering,
+}
+
+impl Seed {
+    /// Gives `ctx` the image's `let`s and scripts; returns how many files the image
+    /// covers and what they lowered to.
+    pub(super) fn plant(self, ctx: &mut Ctx) -> (usize, Lowering) {
+        ctx.lets.extend(self.lets);
+        if !self.scripts.is_empty() {
+            ctx.scripts = ScriptHost::deferred(self.scripts);
+        }
+        (self.files, self.low)
+    }
+}
+
+/// The image decoded, if it describes the leading `sources`.
+fn seed(image: &[u8], sources: &[PolicySource]) -> Result<Seed, PrecompiledUse> {
+    let img: Image =
+        postcard::from_bytes(image).map_err(|e| PrecompiledUse::Unreadable(e.to_string()))?;
+    if (img.format, img.snapshot_format) != (IMAGE_FORMAT, SNAPSHOT_FORMAT) {
+        return Err(PrecompiledUse::Unreadable(format!(
+            "made with image format {} and snapshot format {}, this build has {IMAGE_FORMAT} and {SNAPSHOT_FORMAT}",
+            img.format, img.snapshot_format
+        )));
+    }
+    let same = sources.len() >= img.files.len()
+        && img.files.iter().zip(sources).all(|((name, text), s)| {
+            s.layer == Layer::Stdlib && s.name == *name && s.text == *text
+        });
+    if !same {
+        return Err(PrecompiledUse::SourcesDiffer);
+    }
+    let in_range = |fi: usize| fi < img.files.len();
+    let damaged = |what: &str| PrecompiledUse::Unreadable(format!("{what} out of range"));
+    let scripts = img.scripts.len();
+    // The image is part of this build, and its globs are the stdlib's, which a lazy
+    // build does not validate either.
+    let rules = crate::glob::decoding_trusted(|| {
+        img.rules
+            .iter()
+            .map(|bytes| snapshot::rule_from(bytes, scripts))
+            .collect::<Option<Vec<_>>>()
+    })
+    .ok_or_else(|| PrecompiledUse::Unreadable("a rule does not decode".into()))?;
+    if img.lets.iter().any(|l| !in_range(l.file)) {
+        return Err(damaged("a `let`'s file"));
+    }
+    if img.defaults.iter().any(|d| !in_range(d.2)) || img.detectors.iter().any(|d| !in_range(d.0)) {
+        return Err(damaged("a file index"));
+    }
+    let lets = img
+        .lets
+        .into_iter()
+        .map(|l| {
+            let def = LetDef {
+                items: l.items.into(),
+                scalar: l.scalar,
+                file: l.file,
+                span: l.span,
+            };
+            (l.name, def)
+        })
+        .collect();
+    let defaults = img
+        .defaults
+        .into_iter()
+        .map(|(d, e, fi, span)| (d, (e, Layer::Stdlib, fi, span)))
+        .collect();
+    Ok(Seed {
+        files: img.files.len(),
+        lets,
+        scripts: img.scripts,
+        low: Lowering {
+            defaults,
+            rules,
+            guides: img.guides.into_iter().map(snapshot::guide_from).collect(),
+            detectors: img.detectors,
+            roles: img.roles,
+        },
+    })
+}
+
+/// Whether any file overrides a `let`.
+fn overrides_a_let(parsed: &[contextos_grammar::ParseOutput]) -> bool {
+    parsed.iter().any(|p| {
+        p.file
+            .statements
+            .iter()
+            .any(|s| matches!(s, Statement::Let(l) if l.overrides))
+    })
+}
+
+/// [`build`](super::build), started from `image` ([`precompile`]'s bytes) when it
+/// describes the leading sources; a full build otherwise. Either way the set, its
+/// snapshot and every diagnostic are the full build's (the set's `test` blocks aside: see
+/// the module's documentation).
+pub fn build_precompiled(
+    image: &[u8],
+    sources: &[PolicySource],
+    options: &BuildOptions,
+) -> (BuildOutput, PrecompiledUse) {
+    if !options.lazy {
+        return (super::build(sources, options), PrecompiledUse::NotLazy);
+    }
+    let seed = match seed(image, sources) {
+        Ok(seed) => seed,
+        Err(why) => return (super::build(sources, options), why),
+    };
+    let rest = parse_all(&sources[seed.files..]);
+    if overrides_a_let(&rest) {
+        let mut parsed = parse_all(&sources[..seed.files]);
+        parsed.extend(rest);
+        return (
+            compile(sources, options, parsed, None),
+            PrecompiledUse::OverrideLet,
+        );
+    }
+    (
+        compile(sources, options, rest, Some(seed)),
+        PrecompiledUse::Used,
+    )
+}

@@ -1,0 +1,388 @@
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly at the first unexpected value"
+)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test reads the example project and writes the image when asked to; the purity boundary is for the library"
+)]
+//! The precompiled standard library: the checked-in image is what `precompile` makes of
+//! today's sources, and a build started from it is the full build — the same snapshot
+//! bytes, the same diagnostics — whatever the project adds, or it is not used at all.
+
+use contextos_core::build::{build_precompiled, precompile, PrecompiledUse};
+use contextos_core::{build, BuildOptions, BuildOutput, Layer, PolicySource};
+
+fn stdlib() -> Vec<PolicySource> {
+    contextos_stdlib::FILES
+        .iter()
+        .map(|(name, text)| PolicySource {
+            name: (*name).to_string(),
+            text: (*text).to_string(),
+            layer: Layer::Stdlib,
+        })
+        .collect()
+}
+
+fn lazy(disabled: &[&str]) -> BuildOptions {
+    BuildOptions {
+        disabled_rules: disabled.iter().map(|s| (*s).to_string()).collect(),
+        lazy: true,
+    }
+}
+
+fn with(extra: &[(&str, Layer, &str)]) -> Vec<PolicySource> {
+    let mut s = stdlib();
+    s.extend(extra.iter().map(|(name, layer, text)| PolicySource {
+        name: (*name).to_string(),
+        text: (*text).to_string(),
+        layer: *layer,
+    }));
+    s
+}
+
+fn image() -> Vec<u8> {
+    precompile(&stdlib()).expect("the stdlib precompiles")
+}
+
+/// Everything a caller can observe of a build, but the set's test blocks: the snapshot
+/// (every rule, index node, detector, default, guide, role and runtime list, as bytes) and
+/// every diagnostic, rendered against its file.
+fn observed(out: &BuildOutput) -> (Option<Vec<u8>>, Vec<String>) {
+    let snapshot = out
+        .policy
+        .as_ref()
+        .map(|p| p.to_snapshot().expect("the set encodes"));
+    let diags = out.diagnostics.iter().map(|d| out.render(d)).collect();
+    (snapshot, diags)
+}
+
+/// Builds `sources` both ways and checks they agree; returns whether the image was used.
+fn agree(image: &[u8], sources: &[PolicySource], options: &BuildOptions) -> PrecompiledUse {
+    let full = build(sources, options);
+    let (pre, used) = build_precompiled(image, sources, options);
+    assert_eq!(observed(&full), observed(&pre), "{used}");
+    used
+}
+
+/// [`agree`], for sources that compile: the set exists, so the comparison covers it.
+fn agree_on_a_set(
+    image: &[u8],
+    sources: &[PolicySource],
+    options: &BuildOptions,
+) -> PrecompiledUse {
+    let full = build(sources, options);
+    assert!(full.policy.is_some(), "{:#?}", full.diagnostics);
+    agree(image, sources, options)
+}
+
+#[test]
+fn the_checked_in_image_is_current() {
+    let made = image();
+    if std::env::var_os("CONTEXTOS_BLESS").is_some() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../stdlib-policies/precompiled/stdlib.bin"
+        );
+        std::fs::write(path, &made).expect("write the image");
+        return;
+    }
+    assert!(
+        made == contextos_stdlib::PRECOMPILED,
+        "stdlib-policies/precompiled/stdlib.bin is stale ({} bytes, {} expected): after \
+         editing a stdlib policy or the IR's encoding, run \
+         `CONTEXTOS_BLESS=1 cargo test -p contextos-core --test precompiled` and commit the image",
+        contextos_stdlib::PRECOMPILED.len(),
+        made.len(),
+    );
+    let (_, used) = build_precompiled(contextos_stdlib::PRECOMPILED, &stdlib(), &lazy(&[]));
+    assert_eq!(used, PrecompiledUse::Used);
+}
+
+#[test]
+fn the_stdlib_alone_builds_the_same_set() {
+    assert_eq!(
+        agree_on_a_set(&image(), &stdlib(), &lazy(&[])),
+        PrecompiledUse::Used
+    );
+}
+
+const PROJECT: &str = r##"language 1;
+default exec = ask;
+let mine = ["gen/**", $governance];
+let tool = "cargo";
+@id("u-gen") deny path write $mine because "generated";
+@id("u-build") allow exec "cargo build *" because "routine";
+@id("u-ask") ask path write "src/**" when path.ext == "toml" because "review";
+@id("u-script") deny exec "danger *" when script {
+    argv.len() > 2
+} because "long";
+guide "Style" for "src/**" {
+  """
+  Keep functions short.
+  """
+}
+role reviewer {
+    @id("u-role") allow path write "docs/**" because "reviewers write docs";
+}
+@id("u-token")
+detector secret """tok_[a-z0-9]{32}""" {
+    keywords: ["tok_"],
+} because "A made-up token.";
+test "mine" {
+    path write "gen/x.rs" => deny(u-gen);
+    exec "cargo build --release" => allow(u-build);
+}
+"##;
+
+#[test]
+fn a_project_on_top_builds_the_same_set() {
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]);
+    assert_eq!(
+        agree_on_a_set(&image(), &sources, &lazy(&[])),
+        PrecompiledUse::Used
+    );
+}
+
+#[test]
+fn the_example_project_builds_the_same_set() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/rust-service/.contextos/policies"
+    );
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("the example's policies")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "policy"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut sources = stdlib();
+    for f in files {
+        sources.push(PolicySource {
+            name: format!(
+                ".contextos/policies/{}",
+                f.file_name().expect("a name").to_string_lossy()
+            ),
+            text: std::fs::read_to_string(&f).expect("a policy"),
+            layer: Layer::User,
+        });
+    }
+    assert_eq!(
+        agree_on_a_set(&image(), &sources, &lazy(&[])),
+        PrecompiledUse::Used
+    );
+}
+
+#[test]
+fn disabled_stdlib_rules_and_detectors_stay_disabled() {
+    // The first stdlib rule and detector ids, taken from a full build.
+    let full = build(&stdlib(), &lazy(&[])).policy.expect("a set");
+    let rule = full.rules.iter().next().expect("a rule").id.clone();
+    let detector = full.detectors.get().expect("detectors")[0].id.clone();
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]);
+    let options = lazy(&[&rule, &detector, "no-such-id"]);
+    assert_eq!(
+        agree_on_a_set(&image(), &sources, &options),
+        PrecompiledUse::Used
+    );
+    let (out, _) = build_precompiled(&image(), &sources, &options);
+    let set = out
+        .policy
+        .unwrap_or_else(|| panic!("{:#?}", out.diagnostics));
+    assert!(set.rules.iter().all(|r| r.id != rule));
+    assert!(set
+        .detectors
+        .get()
+        .expect("detectors")
+        .iter()
+        .all(|d| d.id != detector));
+}
+
+#[test]
+fn errors_against_the_stdlib_are_the_same_errors() {
+    let full = build(&stdlib(), &lazy(&[])).policy.expect("a set");
+    let taken = full.rules.iter().next().expect("a rule").id.clone();
+    let broken = format!(
+        "language 1;\n\
+         let governance = [\"x\"];\n\
+         default path = allow;\n\
+         @id(\"{taken}\") deny path write \"a/**\" because \"taken id\";\n\
+         deny path write $undefined_list because \"no such let\";\n\
+         deny path write $governanse because \"typo\";\n"
+    );
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, &broken)]);
+    assert_eq!(agree(&image(), &sources, &lazy(&[])), PrecompiledUse::Used);
+    let (out, _) = build_precompiled(&image(), &sources, &lazy(&[]));
+    assert!(out.policy.is_none());
+    let codes: Vec<_> = out.diagnostics.iter().map(|d| d.diagnostic.code).collect();
+    for code in ["E0140", "E0105"] {
+        assert!(codes.contains(&code), "{code} in {codes:?}");
+    }
+    assert!(
+        out.diagnostics
+            .iter()
+            .any(|d| d.diagnostic.message.contains(&taken)),
+        "the duplicate id is reported: {codes:?}"
+    );
+}
+
+#[test]
+fn plugin_packs_after_the_stdlib_build_the_same_set() {
+    let pack = "language 1;\n@id(\"pack-1\") deny exec \"curl * | sh\" because \"pipe to shell\";\n\
+                let pack_dirs = [\"vendor/**\"];\n@id(\"pack-2\") ask path write $pack_dirs because \"vendored\";\n";
+    let sources = with(&[
+        (".contextos/policies/main.policy", Layer::User, PROJECT),
+        ("plugins/acme/pack.policy", Layer::Plugin, pack),
+    ]);
+    assert_eq!(
+        agree_on_a_set(&image(), &sources, &lazy(&[])),
+        PrecompiledUse::Used
+    );
+    // A pack that reaches into the stdlib's `let`s and defaults: the same refusals.
+    let grabby = "language 1;\nlet governance = [\"y\"];\ndefault exec = allow;\n";
+    let sources = with(&[("plugins/acme/pack.policy", Layer::Plugin, grabby)]);
+    assert_eq!(agree(&image(), &sources, &lazy(&[])), PrecompiledUse::Used);
+    let (out, _) = build_precompiled(&image(), &sources, &lazy(&[]));
+    let refusals = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.diagnostic.code == "E0120")
+        .count();
+    assert_eq!(refusals, 2, "{:#?}", out.diagnostics);
+}
+
+#[test]
+fn an_override_let_compiles_the_stdlib_from_source() {
+    let over = "language 1;\noverride let governance = [\"only/this/**\"];\n";
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, over)]);
+    assert_eq!(
+        agree_on_a_set(&image(), &sources, &lazy(&[])),
+        PrecompiledUse::OverrideLet
+    );
+    // The override's weakening warning reads the stdlib's rules: it must be there.
+    let (out, _) = build_precompiled(&image(), &sources, &lazy(&[]));
+    assert!(
+        out.diagnostics.iter().any(|d| d.diagnostic.code == "W0240"),
+        "{:?}",
+        out.diagnostics
+    );
+}
+
+#[test]
+fn an_edited_stdlib_is_compiled_from_its_text() {
+    let mut edited = stdlib();
+    let last = edited.last_mut().expect("a file");
+    last.text
+        .push_str("\n@id(\"std-added\") deny path write \"added/**\" because \"new\";\n");
+    let (out, used) = build_precompiled(&image(), &edited, &lazy(&[]));
+    assert_eq!(used, PrecompiledUse::SourcesDiffer);
+    let set = out.policy.expect("a set");
+    assert!(set.rules.iter().any(|r| r.id == "std-added"));
+
+    // A renamed file, a missing file, a stdlib file given as a project's: not the image's.
+    let mut renamed = stdlib();
+    renamed[0].name = "stdlib/renamed.policy".into();
+    assert_eq!(
+        agree(&image(), &renamed, &lazy(&[])),
+        PrecompiledUse::SourcesDiffer
+    );
+    let short: Vec<_> = stdlib().into_iter().skip(1).collect();
+    assert_eq!(
+        agree(&image(), &short, &lazy(&[])),
+        PrecompiledUse::SourcesDiffer
+    );
+    let mut relayered = stdlib();
+    relayered[3].layer = Layer::User;
+    assert_eq!(
+        agree(&image(), &relayered, &lazy(&[])),
+        PrecompiledUse::SourcesDiffer
+    );
+}
+
+#[test]
+fn a_damaged_image_is_not_used() {
+    let good = image();
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]);
+    // Truncated anywhere: refused whole, and the build is the full one.
+    let step = (good.len() / 23).max(1);
+    for cut in (0..good.len()).step_by(step) {
+        let (_, used) = build_precompiled(&good[..cut], &sources, &lazy(&[]));
+        assert!(
+            matches!(used, PrecompiledUse::Unreadable(_)),
+            "truncated at {cut}: {used:?}"
+        );
+    }
+    assert!(matches!(
+        agree(&good[..good.len() / 2], &sources, &lazy(&[])),
+        PrecompiledUse::Unreadable(_)
+    ));
+    // Another format number (the first byte, a postcard varint below 128).
+    let mut other = good.clone();
+    other[0] = other[0].wrapping_add(1) & 0x7f;
+    assert!(matches!(
+        agree(&other, &sources, &lazy(&[])),
+        PrecompiledUse::Unreadable(_)
+    ));
+    // A byte of a stored source text changed: the image no longer describes the stdlib.
+    let text = contextos_stdlib::FILES[4].1;
+    let needle = &text.as_bytes()[text.len() / 2..text.len() / 2 + 24];
+    let at = good
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the image stores the text");
+    let mut edited = good.clone();
+    edited[at] = if edited[at] == b'x' { b'y' } else { b'x' };
+    assert_eq!(
+        agree(&edited, &sources, &lazy(&[])),
+        PrecompiledUse::SourcesDiffer
+    );
+}
+
+#[test]
+fn a_full_build_never_uses_the_image() {
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]);
+    let full = BuildOptions::default();
+    assert_eq!(agree(&image(), &sources, &full), PrecompiledUse::NotLazy);
+}
+
+#[test]
+fn project_sources_alone_are_refused_by_precompile() {
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]);
+    assert!(precompile(&sources).is_err());
+    let broken = vec![PolicySource {
+        name: "stdlib/broken.policy".into(),
+        text: "language 1;\ndeny path write $nope because \"x\";\n".into(),
+        layer: Layer::Stdlib,
+    }];
+    assert!(precompile(&broken).is_err());
+}
+
+#[test]
+fn every_stdlib_let_is_there_for_the_project() {
+    // One rule naming each `let` the stdlib declares: a name the image lost is an
+    // undefined variable in one build and not in the other.
+    let names: Vec<&str> = contextos_stdlib::FILES
+        .iter()
+        .flat_map(|(_, text)| text.lines())
+        .filter_map(|l| l.strip_prefix("let "))
+        .filter_map(|rest| rest.split([' ', '=']).next())
+        .collect();
+    assert!(names.len() > 50, "{names:?}");
+    let mut project = String::from("language 1;\n");
+    for (i, name) in names.iter().enumerate() {
+        project.push_str(&format!(
+            "@id(\"uses-{i}\") deny path write [\"x{i}/**\", ${name}] because \"uses ${name}\";\n"
+        ));
+    }
+    let sources = with(&[(".contextos/policies/lets.policy", Layer::User, &project)]);
+    assert_eq!(agree(&image(), &sources, &lazy(&[])), PrecompiledUse::Used);
+    let (out, _) = build_precompiled(&image(), &sources, &lazy(&[]));
+    assert!(
+        out.diagnostics.iter().all(|d| d.diagnostic.code != "E0105"),
+        "{:#?}",
+        out.diagnostics
+    );
+}
