@@ -35,6 +35,15 @@ impl<T> LazyList<T> {
     }
 }
 
+impl<T> LazyList<T> {
+    /// The encoding the list came in (from a snapshot or a precompiled stdlib), which is
+    /// what encoding it again would write; `None` for a list built decoded, or bytes
+    /// that cannot be read.
+    pub(crate) fn encoding(&self) -> Option<crate::frozen::Bytes> {
+        self.bytes.as_ref().and_then(Section::bytes)
+    }
+}
+
 impl<T: serde::de::DeserializeOwned> LazyList<T> {
     /// The items, decoded now if they were not; an error when the snapshot bytes do not
     /// decode (damage the cache's MAC should have caught), the same error on every call.

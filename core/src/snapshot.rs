@@ -237,12 +237,6 @@ pub(crate) fn rule_from(bytes: &[u8], scripts: usize) -> Option<CompiledRule> {
 
 /// Encodes the compiled set (without its tests); [`PolicySet::to_snapshot`] calls it.
 pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
-    let mut body: Vec<u8> = Vec::new();
-    let mut sections = Vec::new();
-    let mut section = |bytes: &[u8]| {
-        sections.push((body.len() as u64, bytes.len() as u64));
-        body.extend_from_slice(bytes);
-    };
     let (table, blob) = set
         .rules
         .freeze(|r, blob| {
@@ -250,15 +244,39 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
             postcard::to_extend(&snap, blob).map_err(|e| e.to_string())
         })
         .map_err(SnapshotError::Encode)?;
-    section(&table);
-    section(&blob);
-    for slot in Slot::ALL {
-        section(&slot.freeze(&set.rules).map_err(SnapshotError::Encode)?);
+    let tries = Slot::ALL
+        .iter()
+        .map(|slot| slot.freeze(&set.rules))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(SnapshotError::Encode)?;
+    // Detectors that came encoded (a precompiled stdlib's, or a snapshot's) are written as
+    // they came, not decoded to be encoded again: postcard's encoding of a list is
+    // canonical, so the bytes are the same.
+    let came_encoded = set.detectors.encoding();
+    let encoded_now;
+    let detectors: &[u8] = match &came_encoded {
+        Some(bytes) => bytes.as_slice(),
+        None => {
+            let detectors = set.detectors.get().map_err(SnapshotError::Encode)?;
+            encoded_now =
+                postcard::to_stdvec(detectors).map_err(|e| SnapshotError::Encode(e.to_string()))?;
+            &encoded_now
+        }
+    };
+    // The body is the sections end to end; the head states where each lies, so the
+    // sections are copied once, straight into the snapshot (a third of a megabyte for the
+    // stdlib), never into a body of their own first.
+    let mut parts: Vec<&[u8]> = vec![&table, &blob];
+    parts.extend(tries.iter().map(Vec::as_slice));
+    parts.push(detectors);
+    let mut sections = Vec::with_capacity(parts.len());
+    let mut body = 0u64;
+    for p in &parts {
+        sections.push((body, p.len() as u64));
+        body += p.len() as u64;
     }
-    let detectors = set.detectors.get().map_err(SnapshotError::Encode)?;
-    section(&postcard::to_stdvec(detectors).map_err(|e| SnapshotError::Encode(e.to_string()))?);
     let head = Head {
-        body: body.len() as u64,
+        body,
         rule_count: set.rules.len() as u64,
         sections,
         role_literals: set.role_literals(),
@@ -271,14 +289,15 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
     let head = postcard::to_stdvec(&head).map_err(|e| SnapshotError::Encode(e.to_string()))?;
     let head_len = u32::try_from(head.len())
         .map_err(|_| SnapshotError::Encode("the snapshot head exceeds 4 GiB".into()))?;
-    let mut out = postcard::to_extend(
-        &SNAPSHOT_FORMAT,
-        Vec::with_capacity(16 + head.len() + body.len()),
-    )
-    .map_err(|e| SnapshotError::Encode(e.to_string()))?;
+    let body = usize::try_from(body)
+        .map_err(|_| SnapshotError::Encode("the snapshot exceeds the address space".into()))?;
+    let mut out = postcard::to_extend(&SNAPSHOT_FORMAT, Vec::with_capacity(16 + head.len() + body))
+        .map_err(|e| SnapshotError::Encode(e.to_string()))?;
     out.extend_from_slice(&head_len.to_le_bytes());
     out.extend_from_slice(&head);
-    out.extend_from_slice(&body);
+    for p in parts {
+        out.extend_from_slice(p);
+    }
     Ok(out)
 }
 

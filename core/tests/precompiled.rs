@@ -386,3 +386,40 @@ fn every_stdlib_let_is_there_for_the_project() {
         out.diagnostics
     );
 }
+
+#[test]
+fn detectors_kept_encoded_read_as_the_full_builds() {
+    // No detector added or disabled: the stdlib's stay in their encoding, and reading
+    // them gives the full build's list. One added, or one disabled: decoded and merged.
+    let rules_only =
+        "language 1;\n@id(\"u-1\") deny path write \"gen/**\" because \"generated\";\n";
+    let cases: [(Vec<PolicySource>, BuildOptions); 3] = [
+        (
+            with(&[(".contextos/policies/main.policy", Layer::User, rules_only)]),
+            lazy(&[]),
+        ),
+        (
+            with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]),
+            lazy(&[]),
+        ),
+        (
+            with(&[(".contextos/policies/main.policy", Layer::User, rules_only)]),
+            lazy(&["aws-access-key-id"]),
+        ),
+    ];
+    for (sources, options) in cases {
+        assert_eq!(
+            agree_on_a_set(&image(), &sources, &options),
+            PrecompiledUse::Used
+        );
+        let full = build(&sources, &options).policy.expect("a set");
+        let (pre, _) = build_precompiled(&image(), &sources, &options);
+        let pre = pre.policy.expect("a set");
+        let (a, b) = (
+            full.detectors.get().expect("detectors"),
+            pre.detectors.get().expect("detectors"),
+        );
+        assert!(a.len() > 400);
+        assert_eq!(a, b);
+    }
+}

@@ -181,7 +181,8 @@ fn open_parent(path: &Path) -> std::io::Result<(OwnedFd, &str)> {
 /// fsync of the file or its directory. Only for caches, which are verified when read and
 /// rebuilt when missing or damaged: a power cut that loses or tears the new file costs a
 /// rebuild, never a wrong read, and the two fsyncs were most of a cold hook's file work.
-pub fn replace_cache(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+/// The file's bytes are `parts`, one after the other.
+pub fn replace_cache(path: &Path, parts: &[&[u8]], mode: u32) -> std::io::Result<()> {
     let (dir, name) = open_parent(path)?;
     let tmp = temp_name(name, &uuid::Uuid::new_v4().simple().to_string());
     let written = (|| -> std::io::Result<()> {
@@ -192,7 +193,10 @@ pub fn replace_cache(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()
             Mode::from_raw_mode(mode),
         )?;
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
-        std::io::Write::write_all(&mut std::fs::File::from(fd), bytes)?;
+        let mut file = std::fs::File::from(fd);
+        for part in parts {
+            std::io::Write::write_all(&mut file, part)?;
+        }
         rustix::fs::renameat(&dir, tmp.as_str(), &dir, name)?;
         Ok(())
     })();

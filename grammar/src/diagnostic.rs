@@ -89,7 +89,9 @@ pub struct SourceFile {
     pub name: String,
     /// The full source text that spans index into.
     pub text: String,
-    line_starts: Vec<usize>,
+    /// Built on the first location asked for: a compile that reports nothing about a file
+    /// (a precompiled stdlib's 330 KB) never scans it for line breaks.
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 /// 1-based line and column (column counted in characters).
@@ -102,26 +104,32 @@ pub struct LineCol {
 }
 
 impl SourceFile {
-    /// Indexes the line starts of `text` once, so every later location lookup is a binary search.
+    /// A source whose line starts are indexed once, on the first location asked for, so
+    /// every lookup is a binary search.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        let text = text.into();
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         SourceFile {
             name: name.into(),
-            text,
-            line_starts,
+            text: text.into(),
+            line_starts: std::sync::OnceLock::new(),
         }
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            starts
+        })
     }
 
     /// Line and column of a byte offset; offsets past the end are clamped to the end of the text.
     pub fn line_col(&self, offset: usize) -> LineCol {
         let offset = offset.min(self.text.len());
-        let line = match self.line_starts.binary_search(&offset) {
+        let line = match self.line_starts().binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),
         };
-        let start = self.line_starts.get(line).copied().unwrap_or(0);
+        let start = self.line_starts().get(line).copied().unwrap_or(0);
         let col = self
             .text
             .get(start..offset)
@@ -140,9 +148,9 @@ impl SourceFile {
     }
 
     fn line_text(&self, line: usize) -> &str {
-        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
+        let start = self.line_starts().get(line - 1).copied().unwrap_or(0);
         let end = self
-            .line_starts
+            .line_starts()
             .get(line)
             .map(|e| e.saturating_sub(1))
             .unwrap_or(self.text.len());

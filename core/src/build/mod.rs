@@ -127,6 +127,10 @@ struct Lowering {
     rules: Vec<crate::ir::CompiledRule>,
     guides: Vec<crate::policy::CompiledGuide>,
     detectors: Vec<(usize, CompiledDetector)>,
+    /// A precompiled stdlib's detectors, still in their snapshot encoding: planted only
+    /// when nothing after it adds or disables a detector, so no pass needs to read them
+    /// (they are unique among themselves, and `disable` names none of them).
+    encoded_detectors: Option<std::sync::Arc<Vec<u8>>>,
     roles: BTreeSet<String>,
 }
 
@@ -208,6 +212,7 @@ fn compile(
         rules,
         guides,
         detectors,
+        encoded_detectors,
         roles,
     } = low;
     ids::check_unique(&mut ctx, &rules, &detectors);
@@ -219,6 +224,12 @@ fn compile(
         rules,
         detectors,
     );
+    let detectors = match encoded_detectors {
+        Some(bytes) => crate::lazy_list::LazyList::encoded(crate::section::Section::Held(
+            crate::frozen::Bytes::new(bytes),
+        )),
+        None => detectors.into(),
+    };
 
     if !options.lazy {
         lint_rules(&mut ctx, &rules, &roles, &tests_ast);

@@ -44,9 +44,10 @@ struct Image<'a> {
     format: u32,
     snapshot_format: u32,
     /// `(name, text)` of every file the image covers, in order: the image applies only to
-    /// these exact sources.
+    /// these exact sources. The text is kept as bytes: compared byte for byte, it needs
+    /// no UTF-8 check of its 330 KB on every decode.
     #[serde(borrow)]
-    files: Vec<(&'a str, &'a str)>,
+    files: Vec<(&'a str, Text<'a>)>,
     /// The `let` table, by name.
     lets: Vec<LetImage>,
     /// Each declared default with the file and span declaring it.
@@ -55,9 +56,27 @@ struct Image<'a> {
     /// Each rule in a snapshot's rule encoding.
     rules: Vec<Vec<u8>>,
     guides: Vec<GuideSnap>,
-    /// Each detector with the index of its file.
-    detectors: Vec<(usize, CompiledDetector)>,
+    /// Each detector's file index and id, in order.
+    detector_ids: Vec<(usize, String)>,
+    /// The detectors, encoded as a snapshot encodes the list: a build that adds or
+    /// disables none writes these bytes into its snapshot as they are.
+    detectors: Text<'a>,
     roles: BTreeSet<String>,
+}
+
+/// Bytes written as postcard writes a byte string and borrowed back from the image.
+struct Text<'a>(&'a [u8]);
+
+impl Serialize for Text<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de [u8]>::deserialize(d).map(Text)
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -159,12 +178,15 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
         .map(snapshot::encode_rule)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| PrecompileError::Encode(e.to_string()))?;
+    let list: Vec<&CompiledDetector> = low.detectors.iter().map(|(_, d)| d).collect();
+    let detectors =
+        postcard::to_stdvec(&list).map_err(|e| PrecompileError::Encode(e.to_string()))?;
     let image = Image {
         format: IMAGE_FORMAT,
         snapshot_format: SNAPSHOT_FORMAT,
         files: sources
             .iter()
-            .map(|s| (s.name.as_str(), s.text.as_str()))
+            .map(|s| (s.name.as_str(), Text(s.text.as_bytes())))
             .collect(),
         lets,
         defaults: low
@@ -175,7 +197,12 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
         scripts: ctx.scripts.sources().to_vec(),
         rules,
         guides: low.guides.iter().map(snapshot::guide_snap).collect(),
-        detectors: low.detectors,
+        detector_ids: low
+            .detectors
+            .iter()
+            .map(|(fi, d)| (*fi, d.id.clone()))
+            .collect(),
+        detectors: Text(&detectors),
         roles: low.roles,
     };
     postcard::to_stdvec(&image).map_err(|e| PrecompileError::Encode(e.to_string()))
@@ -202,7 +229,7 @@ impl Seed {
 }
 
 /// The image decoded, if it describes the leading `sources`.
-fn seed(image: &[u8], sources: &[PolicySource]) -> Result<Seed, PrecompiledUse> {
+fn image<'a>(image: &'a [u8], sources: &[PolicySource]) -> Result<Image<'a>, PrecompiledUse> {
     let img: Image =
         postcard::from_bytes(image).map_err(|e| PrecompiledUse::Unreadable(e.to_string()))?;
     if (img.format, img.snapshot_format) != (IMAGE_FORMAT, SNAPSHOT_FORMAT) {
@@ -213,11 +240,17 @@ fn seed(image: &[u8], sources: &[PolicySource]) -> Result<Seed, PrecompiledUse> 
     }
     let same = sources.len() >= img.files.len()
         && img.files.iter().zip(sources).all(|((name, text), s)| {
-            s.layer == Layer::Stdlib && s.name == *name && s.text == *text
+            s.layer == Layer::Stdlib && s.name == *name && s.text.as_bytes() == text.0
         });
     if !same {
         return Err(PrecompiledUse::SourcesDiffer);
     }
+    Ok(img)
+}
+
+/// What `img` plants. Its detectors stay encoded unless `decode_detectors` (a later file
+/// adds detectors, or `disable` names one of the image's).
+fn seed(img: Image, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
     let in_range = |fi: usize| fi < img.files.len();
     let damaged = |what: &str| PrecompiledUse::Unreadable(format!("{what} out of range"));
     let scripts = img.scripts.len();
@@ -233,9 +266,27 @@ fn seed(image: &[u8], sources: &[PolicySource]) -> Result<Seed, PrecompiledUse> 
     if img.lets.iter().any(|l| !in_range(l.file)) {
         return Err(damaged("a `let`'s file"));
     }
-    if img.defaults.iter().any(|d| !in_range(d.2)) || img.detectors.iter().any(|d| !in_range(d.0)) {
+    if img.defaults.iter().any(|d| !in_range(d.2))
+        || img.detector_ids.iter().any(|d| !in_range(d.0))
+    {
         return Err(damaged("a file index"));
     }
+    let (detectors, encoded_detectors) = if decode_detectors {
+        let list: Vec<CompiledDetector> = postcard::from_bytes(img.detectors.0)
+            .map_err(|e| PrecompiledUse::Unreadable(format!("the detectors: {e}")))?;
+        if list.len() != img.detector_ids.len() {
+            return Err(PrecompiledUse::Unreadable(
+                "the detectors do not match their ids".into(),
+            ));
+        }
+        let files = img.detector_ids.iter().map(|(fi, _)| *fi);
+        (files.zip(list).collect(), None)
+    } else {
+        (
+            Vec::new(),
+            Some(std::sync::Arc::new(img.detectors.0.to_vec())),
+        )
+    };
     let lets = img
         .lets
         .into_iter()
@@ -262,9 +313,20 @@ fn seed(image: &[u8], sources: &[PolicySource]) -> Result<Seed, PrecompiledUse> 
             defaults,
             rules,
             guides: img.guides.into_iter().map(snapshot::guide_from).collect(),
-            detectors: img.detectors,
+            detectors,
+            encoded_detectors,
             roles: img.roles,
         },
+    })
+}
+
+/// Whether any file declares a detector.
+fn adds_detectors(parsed: &[contextos_grammar::ParseOutput]) -> bool {
+    parsed.iter().any(|p| {
+        p.file
+            .statements
+            .iter()
+            .any(|s| matches!(s, Statement::Detector(_)))
     })
 }
 
@@ -283,26 +345,35 @@ fn overrides_a_let(parsed: &[contextos_grammar::ParseOutput]) -> bool {
 /// snapshot and every diagnostic are the full build's (the set's `test` blocks aside: see
 /// the module's documentation).
 pub fn build_precompiled(
-    image: &[u8],
+    image_bytes: &[u8],
     sources: &[PolicySource],
     options: &BuildOptions,
 ) -> (BuildOutput, PrecompiledUse) {
     if !options.lazy {
         return (super::build(sources, options), PrecompiledUse::NotLazy);
     }
-    let seed = match seed(image, sources) {
-        Ok(seed) => seed,
+    let img = match image(image_bytes, sources) {
+        Ok(img) => img,
         Err(why) => return (super::build(sources, options), why),
     };
-    let rest = parse_all(&sources[seed.files..]);
+    let covered = img.files.len();
+    let rest = parse_all(&sources[covered..]);
     if overrides_a_let(&rest) {
-        let mut parsed = parse_all(&sources[..seed.files]);
+        let mut parsed = parse_all(&sources[..covered]);
         parsed.extend(rest);
         return (
             compile(sources, options, parsed, None),
             PrecompiledUse::OverrideLet,
         );
     }
+    let disables_one = options
+        .disabled_rules
+        .iter()
+        .any(|id| img.detector_ids.iter().any(|(_, d)| d == id));
+    let seed = match seed(img, disables_one || adds_detectors(&rest)) {
+        Ok(seed) => seed,
+        Err(why) => return (super::build(sources, options), why),
+    };
     (
         compile(sources, options, rest, Some(seed)),
         PrecompiledUse::Used,
