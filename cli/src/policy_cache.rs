@@ -21,7 +21,6 @@
 //! stamp's reading cannot hide behind equal times.
 
 use crate::project::{Project, ProjectError};
-use contextos_engine::build::PrecompiledUse;
 use contextos_engine::effects::atomic_write;
 use contextos_engine::effects::user_key::UserKey;
 use contextos_engine::snapshot::SNAPSHOT_FORMAT;
@@ -573,7 +572,9 @@ fn load_sources(
     // The stdlib starts from its precompiled image: a cold call compiles only the project's
     // own files (and its packs'), with the same set and diagnostics as a full build.
     let (out, used) = project.build_lazily(sources);
-    if used != PrecompiledUse::Used && project.config.policies.stdlib {
+    // How the stdlib was compiled, for `--trace`: planted from the image, or from source
+    // and why.
+    if project.config.policies.stdlib {
         note = Some(match note {
             Some(n) => format!("{n}; {used}"),
             None => used.to_string(),

@@ -835,13 +835,33 @@ fn traced(p: &Proj) -> (String, String) {
 fn the_policy_cache_is_rebuilt_when_stale_and_never_trusted_when_tampered() {
     let p = Proj::new();
     let trace = traced;
-    assert!(trace(&p).1.contains("policy cache rebuilt"));
+    let first = trace(&p).1;
+    assert!(first.contains("policy cache rebuilt"), "{first}");
+    // The binary's precompiled stdlib matches the stdlib it embeds: a rebuild plants it.
+    assert!(
+        first.contains("built on the precompiled standard library"),
+        "{first}"
+    );
     assert!(trace(&p).1.contains("policy cache hit"));
     // A policy change makes the cache stale.
     p.policy("language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n");
     let (v, err) = trace(&p);
     assert!(err.contains("stale"), "{err}");
+    assert!(
+        err.contains("built on the precompiled standard library"),
+        "{err}"
+    );
     assert_eq!(v, "deny");
+    // An `override let` of a stdlib list: compiled from source, and said so.
+    p.policy(
+        "language 1;\noverride let governance = [$governance, \"extra/**\"];\n\
+         @id(\"mt\") deny exec \"make test\" because \"no\";\n",
+    );
+    let (v, err) = trace(&p);
+    assert!(err.contains("`override let`"), "{err}");
+    assert_eq!(v, "deny");
+    p.policy("language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n");
+    assert_eq!(trace(&p).0, "deny");
     // Edited bytes: the MAC fails, the cache is ignored, the sources decide.
     let cache = p.state().join("policy.cache");
     let mut bytes = std::fs::read(&cache).unwrap();

@@ -24,11 +24,11 @@
 //! stdlib's are checked by its own tests, and `contextos test` compiles from source.
 
 use super::context::{Ctx, LetDef};
-use super::{compile, lower, parse_all, BuildOptions, BuildOutput, Lowering, PolicySource};
+use super::output::{BuildOptions, BuildOutput, PolicySource};
+use super::passes::{compile, lower, parse_all, Lowering, Seed};
 use crate::detector::CompiledDetector;
 use crate::ir::Layer;
 use crate::request::Domain;
-use crate::script::ScriptHost;
 use crate::snapshot::{self, GuideSnap, SNAPSHOT_FORMAT};
 use contextos_grammar::ast::{Effect, ListItem, Span, Statement};
 use contextos_grammar::SourceFile;
@@ -146,7 +146,7 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
         lazy: true,
         ..BuildOptions::default()
     };
-    let full = super::build(sources, &lazy);
+    let full = full(sources, &lazy);
     if let Some(d) = full.diagnostics.first() {
         return Err(PrecompileError::Diagnostics(full.render(d)));
     }
@@ -206,26 +206,6 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
         roles: low.roles,
     };
     postcard::to_stdvec(&image).map_err(|e| PrecompileError::Encode(e.to_string()))
-}
-
-/// What an image plants in a fresh compiler.
-pub(super) struct Seed {
-    files: usize,
-    lets: Vec<(String, LetDef)>,
-    scripts: Vec<(Domain, String)>,
-    low: Lowering,
-}
-
-impl Seed {
-    /// Gives `ctx` the image's `let`s and scripts; returns how many files the image
-    /// covers and what they lowered to.
-    pub(super) fn plant(self, ctx: &mut Ctx) -> (usize, Lowering) {
-        ctx.lets.extend(self.lets);
-        if !self.scripts.is_empty() {
-            ctx.scripts = ScriptHost::deferred(self.scripts);
-        }
-        (self.files, self.low)
-    }
 }
 
 /// The image decoded, if it describes the leading `sources`.
@@ -320,6 +300,11 @@ fn seed(img: Image, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
     })
 }
 
+/// A build of every source from its text.
+fn full(sources: &[PolicySource], options: &BuildOptions) -> BuildOutput {
+    compile(sources, options, parse_all(sources), None)
+}
+
 /// Whether any file declares a detector.
 fn adds_detectors(parsed: &[contextos_grammar::ParseOutput]) -> bool {
     parsed.iter().any(|p| {
@@ -350,11 +335,11 @@ pub fn build_precompiled(
     options: &BuildOptions,
 ) -> (BuildOutput, PrecompiledUse) {
     if !options.lazy {
-        return (super::build(sources, options), PrecompiledUse::NotLazy);
+        return (full(sources, options), PrecompiledUse::NotLazy);
     }
     let img = match image(image_bytes, sources) {
         Ok(img) => img,
-        Err(why) => return (super::build(sources, options), why),
+        Err(why) => return (full(sources, options), why),
     };
     let covered = img.files.len();
     let rest = parse_all(&sources[covered..]);
@@ -372,7 +357,7 @@ pub fn build_precompiled(
         .any(|id| img.detector_ids.iter().any(|(_, d)| d == id));
     let seed = match seed(img, disables_one || adds_detectors(&rest)) {
         Ok(seed) => seed,
-        Err(why) => return (super::build(sources, options), why),
+        Err(why) => return (full(sources, options), why),
     };
     (
         compile(sources, options, rest, Some(seed)),

@@ -1,0 +1,288 @@
+//! The passes of one compilation, in order: parsing (on two threads for large inputs),
+//! the per-file passes (`lower`), then the set-wide ones and the assembly (`compile`).
+//! A [`Seed`] stands for files compiled before ([`super::precompiled`]): `compile` starts
+//! from it instead of from nothing.
+
+use super::context::Ctx;
+use super::output::{BuildOptions, BuildOutput, PolicySource};
+use super::{assemble, detectors, guides, header, ids, lets, overrides, rules, test_blocks};
+use crate::detector::CompiledDetector;
+use assemble::Lowered;
+use contextos_grammar::ast::{Span, Statement};
+use contextos_grammar::SourceFile;
+use std::collections::BTreeSet;
+
+/// The set-wide lints (conditions, shadowing) on the rules of every layer but the stdlib.
+/// Skipped by a lazy build: the hook needs the verdict, not the advice.
+fn lint_rules(
+    ctx: &mut Ctx,
+    rules: &[crate::ir::CompiledRule],
+    roles: &BTreeSet<String>,
+    tests: &[(usize, &contextos_grammar::ast::TestBlock)],
+) {
+    use crate::ir::Layer;
+    let mut known = roles.clone();
+    known.extend(
+        tests
+            .iter()
+            .flat_map(|(_, t)| &t.cases)
+            .filter_map(|c| c.role.as_ref().map(|r| r.node.clone())),
+    );
+    let file_of = |ctx: &Ctx, name: &str| ctx.files.iter().position(|f| f.name == name);
+    let linted = |r: &crate::ir::CompiledRule| r.layer != Layer::Stdlib;
+    for r in rules.iter().filter(|r| linted(r)) {
+        for (ci, f) in crate::lint::conditions::check(r, &known) {
+            let o = &r.clauses[ci].origin;
+            if let Some(fi) = file_of(ctx, &o.file) {
+                let d = rules::lint_diagnostic(f, Span::new(o.start, o.end));
+                ctx.err(fi, d);
+            }
+        }
+    }
+    for (ri, f) in crate::lint::shadow::check(rules, linted) {
+        let o = &rules[ri].origin;
+        if let Some(fi) = file_of(ctx, &o.file) {
+            ctx.err(fi, rules::lint_diagnostic(f, Span::new(o.start, o.end)));
+        }
+    }
+}
+
+/// Below this many bytes of policy text, every file is parsed on the calling thread: a
+/// second thread costs more than it saves.
+const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
+
+/// Parses every source, in order. Files do not depend on each other until the passes
+/// after parsing, so with enough text (the stdlib alone is some 330 KB) the files after
+/// the file boundary nearest the half-way byte are parsed on a second thread; the
+/// outputs, and so every diagnostic, come back in the sources' order either way.
+pub(super) fn parse_all(sources: &[PolicySource]) -> Vec<contextos_grammar::ParseOutput> {
+    let parse = |part: &[PolicySource]| -> Vec<contextos_grammar::ParseOutput> {
+        part.iter()
+            .map(|s| contextos_grammar::parse(&s.text))
+            .collect()
+    };
+    let total: usize = sources.iter().map(|s| s.text.len()).sum();
+    if total < PARALLEL_PARSE_BYTES {
+        return parse(sources);
+    }
+    // The file boundary that leaves the two threads the most even shares of bytes.
+    let mut before = 0;
+    let split = (0..=sources.len())
+        .map(|i| {
+            let here = before;
+            before += sources.get(i).map_or(0, |s| s.text.len());
+            (here.max(total - here), i)
+        })
+        .min()
+        .map_or(0, |(_, i)| i);
+    let (first, second) = sources.split_at(split);
+    std::thread::scope(|scope| {
+        let later = scope.spawn(|| parse(second));
+        let mut out = parse(first);
+        match later.join() {
+            Ok(rest) => out.extend(rest),
+            // The thread could not finish (it panicked): parse its share here, so the
+            // outcome is what a single thread would have produced.
+            Err(_) => out.extend(parse(second)),
+        }
+        out
+    })
+}
+
+/// What the lowering passes produced so far: a precompiled standard library's share, then
+/// every file's after it.
+#[derive(Default)]
+pub(super) struct Lowering {
+    pub(super) defaults: header::Defaults,
+    pub(super) rules: Vec<crate::ir::CompiledRule>,
+    pub(super) guides: Vec<crate::policy::CompiledGuide>,
+    pub(super) detectors: Vec<(usize, CompiledDetector)>,
+    /// A precompiled stdlib's detectors, still in their snapshot encoding: planted only
+    /// when nothing after it adds or disables a detector, so no pass needs to read them
+    /// (they are unique among themselves, and `disable` names none of them).
+    pub(super) encoded_detectors: Option<std::sync::Arc<Vec<u8>>>,
+    pub(super) roles: BTreeSet<String>,
+}
+
+/// The passes that read each file on its own: the headers, defaults and `let`s, the checks
+/// of every `let` and override, then each statement lowered to IR. `parsed` are the files
+/// from index `first` on; `low` holds what the files before them produced. Test blocks come
+/// back as syntax: they are compiled against the whole set's rule ids.
+pub(super) fn lower<'p>(
+    ctx: &mut Ctx,
+    first: usize,
+    parsed: &'p [contextos_grammar::ast::PolicyFile],
+    mut low: Lowering,
+) -> (
+    Lowering,
+    Vec<(usize, &'p contextos_grammar::ast::TestBlock)>,
+) {
+    header::declare(ctx, &mut low.defaults, first, parsed);
+    lets::check_all(ctx);
+    overrides::check(ctx, first, parsed);
+    let mut tests_ast = Vec::new();
+    for (fi, file) in (first..).zip(parsed) {
+        for stmt in &file.statements {
+            match stmt {
+                Statement::Rule(r) => low.rules.extend(rules::compile_rule(ctx, fi, r, None)),
+                Statement::Guide(g) => low.guides.extend(guides::compile_guide(ctx, fi, g, None)),
+                Statement::Detector(d) => low
+                    .detectors
+                    .extend(detectors::compile_detector(ctx, fi, d).map(|c| (fi, c))),
+                Statement::Role(rb) => {
+                    low.roles.insert(rb.name.node.clone());
+                    for r in &rb.rules {
+                        low.rules
+                            .extend(rules::compile_rule(ctx, fi, r, Some(&rb.name.node)));
+                    }
+                    for g in &rb.guides {
+                        low.guides
+                            .extend(guides::compile_guide(ctx, fi, g, Some(&rb.name.node)));
+                    }
+                }
+                Statement::Test(t) => tests_ast.push((fi, t)),
+                _ => {}
+            }
+        }
+    }
+    (low, tests_ast)
+}
+
+/// The whole compilation of `sources`, of which `parsed` holds the parse of the files
+/// from the seed's count on (all of them without a seed).
+pub(super) fn compile(
+    sources: &[PolicySource],
+    options: &BuildOptions,
+    parsed: Vec<contextos_grammar::ParseOutput>,
+    seed: Option<Seed>,
+) -> BuildOutput {
+    let files: Vec<SourceFile> = sources
+        .iter()
+        .map(|s| SourceFile::new(s.name.clone(), s.text.clone()))
+        .collect();
+    let mut ctx = Ctx::new(
+        &files,
+        sources.iter().map(|s| s.layer).collect(),
+        options.lazy,
+    );
+    let (first, low) = match seed {
+        Some(seed) => seed.plant(&mut ctx),
+        None => (0, Lowering::default()),
+    };
+    let mut asts = Vec::new();
+    for (i, out) in (first..).zip(parsed) {
+        for d in out.diagnostics {
+            ctx.err(i, d);
+        }
+        asts.push(out.file);
+    }
+    let (low, tests_ast) = lower(&mut ctx, first, &asts, low);
+    let Lowering {
+        defaults,
+        rules,
+        guides,
+        detectors,
+        encoded_detectors,
+        roles,
+    } = low;
+    ids::check_unique(&mut ctx, &rules, &detectors);
+    let all_ids: BTreeSet<String> = rules.iter().map(|r| r.id.clone()).collect();
+    let (rules, detectors) = ids::drop_disabled(
+        &mut ctx,
+        &options.disabled_rules,
+        &all_ids,
+        rules,
+        detectors,
+    );
+    let detectors = match encoded_detectors {
+        Some(bytes) => crate::lazy_list::LazyList::encoded(crate::section::Section::Held(
+            crate::frozen::Bytes::new(bytes),
+        )),
+        None => detectors.into(),
+    };
+
+    if !options.lazy {
+        lint_rules(&mut ctx, &rules, &roles, &tests_ast);
+    }
+    let mut tests = Vec::new();
+    for (fi, t) in tests_ast {
+        tests.extend(test_blocks::compile_test(&mut ctx, fi, t, &all_ids, &roles));
+    }
+    let defaults = header::default_effects(&mut ctx, &defaults, !files.is_empty());
+    let runtime_lets = runtime_lets(&mut ctx);
+    let (policy, diagnostics) = assemble::policy_set(
+        ctx,
+        options.lazy,
+        Lowered {
+            rules,
+            defaults,
+            guides,
+            detectors,
+            tests,
+            roles,
+            runtime_lets,
+        },
+    );
+    BuildOutput {
+        policy,
+        files,
+        diagnostics,
+    }
+}
+
+/// The values of the runtime's `let`s that the sources define (see
+/// [`crate::policy::RUNTIME_LETS`]).
+fn runtime_lets(ctx: &mut Ctx) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for name in crate::policy::RUNTIME_LETS {
+        let Some(def) = ctx.lets.get(*name) else {
+            continue;
+        };
+        let (file, span, items) = (def.file, def.span, def.items.clone());
+        let Some(v) = ctx.expand(file, &items, &mut vec![(*name).to_string()]) else {
+            continue;
+        };
+        // The runtime matches these as globs (variable names as argv words, the others as
+        // paths); one it could not parse would silently match nothing there.
+        for g in &v {
+            let checked = if *name == "secret_env_vars" {
+                crate::glob::LazyWordGlob::new(g).map(drop)
+            } else {
+                crate::glob::path_glob(g).map(drop)
+            };
+            if let Err(e) = checked {
+                ctx.err(
+                    file,
+                    contextos_grammar::Diagnostic::error(
+                        "E0112",
+                        span,
+                        format!("invalid glob `{g}` in `${name}`: {e}"),
+                    )
+                    .with_label("the runtime matches this list as globs"),
+                );
+            }
+        }
+        out.insert((*name).to_string(), v);
+    }
+    out
+}
+
+/// Files compiled before, planted in a fresh compiler: a precompiled image's state.
+pub(super) struct Seed {
+    pub(super) files: usize,
+    pub(super) lets: Vec<(String, super::context::LetDef)>,
+    pub(super) scripts: Vec<(crate::request::Domain, String)>,
+    pub(super) low: Lowering,
+}
+
+impl Seed {
+    /// Gives `ctx` the image's `let`s and scripts; returns how many files the image
+    /// covers and what they lowered to.
+    pub(super) fn plant(self, ctx: &mut Ctx) -> (usize, Lowering) {
+        ctx.lets.extend(self.lets);
+        if !self.scripts.is_empty() {
+            ctx.scripts = crate::script::ScriptHost::deferred(self.scripts);
+        }
+        (self.files, self.low)
+    }
+}
