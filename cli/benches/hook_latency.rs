@@ -226,12 +226,14 @@ fn main() {
     row("`contextos --version` (process start only)", floor);
     if let (Some(first), Some(last)) = (flat.first(), flat.last()) {
         println!(
-            "\nratios (p50): {} / {}: logged {:.2}x, --no-log {:.2}x; cold / warm at {}: {:.2}x; \
-             hook ({}, --no-log) / --version: {:.2}x",
+            "\nratios (p50): {} / {}: logged {:.2}x, --no-log {:.2}x; cold / warm (--no-log) at {}: \
+             {:.2}x, at {}: {:.2}x; hook ({}, --no-log) / --version: {:.2}x",
             last.0,
             first.0,
             last.1 / first.1,
             last.2 / first.2,
+            first.0,
+            first.3 / first.2,
             last.0,
             last.3 / last.2,
             first.0,

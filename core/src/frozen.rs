@@ -30,20 +30,51 @@ const MAGIC: &[u8; 4] = b"CTXT";
 /// A shared byte buffer and a range of it: snapshot sections without copying.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Bytes {
-    buf: Arc<Vec<u8>>,
+    buf: Buf,
     start: usize,
     end: usize,
+}
+
+/// Where the bytes live: a buffer read or built at run time, or the binary itself (the
+/// precompiled stdlib's detectors, used as they are embedded).
+#[derive(Clone, Debug)]
+enum Buf {
+    Shared(Arc<Vec<u8>>),
+    Static(&'static [u8]),
+}
+
+impl Default for Buf {
+    fn default() -> Self {
+        Buf::Static(&[])
+    }
 }
 
 impl Bytes {
     /// The whole of `buf`.
     pub(crate) fn new(buf: Arc<Vec<u8>>) -> Bytes {
         let end = buf.len();
-        Bytes { buf, start: 0, end }
+        Bytes {
+            buf: Buf::Shared(buf),
+            start: 0,
+            end,
+        }
+    }
+
+    /// The whole of `bytes`, borrowed for the life of the program.
+    pub(crate) fn of_static(bytes: &'static [u8]) -> Bytes {
+        Bytes {
+            buf: Buf::Static(bytes),
+            start: 0,
+            end: bytes.len(),
+        }
     }
 
     pub(crate) fn as_slice(&self) -> &[u8] {
-        self.buf.get(self.start..self.end).unwrap_or_default()
+        let whole: &[u8] = match &self.buf {
+            Buf::Shared(v) => v,
+            Buf::Static(s) => s,
+        };
+        whole.get(self.start..self.end).unwrap_or_default()
     }
 
     /// `len` bytes from `at` (relative to this range), or `None` past the end.
@@ -51,7 +82,7 @@ impl Bytes {
         let start = self.start.checked_add(at)?;
         let end = start.checked_add(len)?;
         (end <= self.end).then(|| Bytes {
-            buf: Arc::clone(&self.buf),
+            buf: self.buf.clone(),
             start,
             end,
         })

@@ -43,8 +43,15 @@ fn with(extra: &[(&str, Layer, &str)]) -> Vec<PolicySource> {
     s
 }
 
-fn image() -> Vec<u8> {
-    precompile(&stdlib()).expect("the stdlib precompiles")
+/// `precompile`'s image of today's stdlib, made once: a build keeps borrowing the image
+/// (its detectors), so it lives as long as the program, as the embedded one does.
+fn image() -> &'static [u8] {
+    static IMAGE: std::sync::OnceLock<&'static [u8]> = std::sync::OnceLock::new();
+    IMAGE.get_or_init(|| leak(precompile(&stdlib()).expect("the stdlib precompiles")))
+}
+
+fn leak(bytes: Vec<u8>) -> &'static [u8] {
+    Box::leak(bytes.into_boxed_slice())
 }
 
 /// Everything a caller can observe of a build, but the set's test blocks: the snapshot
@@ -60,7 +67,7 @@ fn observed(out: &BuildOutput) -> (Option<Vec<u8>>, Vec<String>) {
 }
 
 /// Builds `sources` both ways and checks they agree; returns whether the image was used.
-fn agree(image: &[u8], sources: &[PolicySource], options: &BuildOptions) -> PrecompiledUse {
+fn agree(image: &'static [u8], sources: &[PolicySource], options: &BuildOptions) -> PrecompiledUse {
     let full = build(sources, options);
     let (pre, used) = build_precompiled(image, sources, options);
     assert_eq!(observed(&full), observed(&pre), "{used}");
@@ -69,7 +76,7 @@ fn agree(image: &[u8], sources: &[PolicySource], options: &BuildOptions) -> Prec
 
 /// [`agree`], for sources that compile: the set exists, so the comparison covers it.
 fn agree_on_a_set(
-    image: &[u8],
+    image: &'static [u8],
     sources: &[PolicySource],
     options: &BuildOptions,
 ) -> PrecompiledUse {
@@ -86,7 +93,7 @@ fn the_checked_in_image_is_current() {
             env!("CARGO_MANIFEST_DIR"),
             "/../stdlib-policies/precompiled/stdlib.bin"
         );
-        std::fs::write(path, &made).expect("write the image");
+        std::fs::write(path, made).expect("write the image");
         return;
     }
     assert!(
@@ -104,7 +111,7 @@ fn the_checked_in_image_is_current() {
 #[test]
 fn the_stdlib_alone_builds_the_same_set() {
     assert_eq!(
-        agree_on_a_set(&image(), &stdlib(), &lazy(&[])),
+        agree_on_a_set(image(), &stdlib(), &lazy(&[])),
         PrecompiledUse::Used
     );
 }
@@ -141,7 +148,7 @@ test "mine" {
 fn a_project_on_top_builds_the_same_set() {
     let sources = with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]);
     assert_eq!(
-        agree_on_a_set(&image(), &sources, &lazy(&[])),
+        agree_on_a_set(image(), &sources, &lazy(&[])),
         PrecompiledUse::Used
     );
 }
@@ -171,7 +178,7 @@ fn the_example_project_builds_the_same_set() {
         });
     }
     assert_eq!(
-        agree_on_a_set(&image(), &sources, &lazy(&[])),
+        agree_on_a_set(image(), &sources, &lazy(&[])),
         PrecompiledUse::Used
     );
 }
@@ -185,10 +192,10 @@ fn disabled_stdlib_rules_and_detectors_stay_disabled() {
     let sources = with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]);
     let options = lazy(&[&rule, &detector, "no-such-id"]);
     assert_eq!(
-        agree_on_a_set(&image(), &sources, &options),
+        agree_on_a_set(image(), &sources, &options),
         PrecompiledUse::Used
     );
-    let (out, _) = build_precompiled(&image(), &sources, &options);
+    let (out, _) = build_precompiled(image(), &sources, &options);
     let set = out
         .policy
         .unwrap_or_else(|| panic!("{:#?}", out.diagnostics));
@@ -211,14 +218,16 @@ fn errors_against_the_stdlib_are_the_same_errors() {
          default path = allow;\n\
          @id(\"{taken}\") deny path write \"a/**\" because \"taken id\";\n\
          deny path write $undefined_list because \"no such let\";\n\
-         deny path write $governanse because \"typo\";\n"
+         deny path write $governanse because \"typo\";\n\
+         let unused_broken = [\"a/**\", $nowhere];\n\
+         let loop_a = [$loop_b];\nlet loop_b = [$loop_a];\n"
     );
     let sources = with(&[(".contextos/policies/main.policy", Layer::User, &broken)]);
-    assert_eq!(agree(&image(), &sources, &lazy(&[])), PrecompiledUse::Used);
-    let (out, _) = build_precompiled(&image(), &sources, &lazy(&[]));
+    assert_eq!(agree(image(), &sources, &lazy(&[])), PrecompiledUse::Used);
+    let (out, _) = build_precompiled(image(), &sources, &lazy(&[]));
     assert!(out.policy.is_none());
     let codes: Vec<_> = out.diagnostics.iter().map(|d| d.diagnostic.code).collect();
-    for code in ["E0140", "E0105"] {
+    for code in ["E0140", "E0105", "E0118"] {
         assert!(codes.contains(&code), "{code} in {codes:?}");
     }
     assert!(
@@ -238,14 +247,14 @@ fn plugin_packs_after_the_stdlib_build_the_same_set() {
         ("plugins/acme/pack.policy", Layer::Plugin, pack),
     ]);
     assert_eq!(
-        agree_on_a_set(&image(), &sources, &lazy(&[])),
+        agree_on_a_set(image(), &sources, &lazy(&[])),
         PrecompiledUse::Used
     );
     // A pack that reaches into the stdlib's `let`s and defaults: the same refusals.
     let grabby = "language 1;\nlet governance = [\"y\"];\ndefault exec = allow;\n";
     let sources = with(&[("plugins/acme/pack.policy", Layer::Plugin, grabby)]);
-    assert_eq!(agree(&image(), &sources, &lazy(&[])), PrecompiledUse::Used);
-    let (out, _) = build_precompiled(&image(), &sources, &lazy(&[]));
+    assert_eq!(agree(image(), &sources, &lazy(&[])), PrecompiledUse::Used);
+    let (out, _) = build_precompiled(image(), &sources, &lazy(&[]));
     let refusals = out
         .diagnostics
         .iter()
@@ -259,11 +268,11 @@ fn an_override_let_compiles_the_stdlib_from_source() {
     let over = "language 1;\noverride let governance = [\"only/this/**\"];\n";
     let sources = with(&[(".contextos/policies/main.policy", Layer::User, over)]);
     assert_eq!(
-        agree_on_a_set(&image(), &sources, &lazy(&[])),
+        agree_on_a_set(image(), &sources, &lazy(&[])),
         PrecompiledUse::OverrideLet
     );
     // The override's weakening warning reads the stdlib's rules: it must be there.
-    let (out, _) = build_precompiled(&image(), &sources, &lazy(&[]));
+    let (out, _) = build_precompiled(image(), &sources, &lazy(&[]));
     assert!(
         out.diagnostics.iter().any(|d| d.diagnostic.code == "W0240"),
         "{:?}",
@@ -277,7 +286,7 @@ fn an_edited_stdlib_is_compiled_from_its_text() {
     let last = edited.last_mut().expect("a file");
     last.text
         .push_str("\n@id(\"std-added\") deny path write \"added/**\" because \"new\";\n");
-    let (out, used) = build_precompiled(&image(), &edited, &lazy(&[]));
+    let (out, used) = build_precompiled(image(), &edited, &lazy(&[]));
     assert_eq!(used, PrecompiledUse::SourcesDiffer);
     let set = out.policy.expect("a set");
     assert!(set.rules.iter().any(|r| r.id == "std-added"));
@@ -286,18 +295,18 @@ fn an_edited_stdlib_is_compiled_from_its_text() {
     let mut renamed = stdlib();
     renamed[0].name = "stdlib/renamed.policy".into();
     assert_eq!(
-        agree(&image(), &renamed, &lazy(&[])),
+        agree(image(), &renamed, &lazy(&[])),
         PrecompiledUse::SourcesDiffer
     );
     let short: Vec<_> = stdlib().into_iter().skip(1).collect();
     assert_eq!(
-        agree(&image(), &short, &lazy(&[])),
+        agree(image(), &short, &lazy(&[])),
         PrecompiledUse::SourcesDiffer
     );
     let mut relayered = stdlib();
     relayered[3].layer = Layer::User;
     assert_eq!(
-        agree(&image(), &relayered, &lazy(&[])),
+        agree(image(), &relayered, &lazy(&[])),
         PrecompiledUse::SourcesDiffer
     );
 }
@@ -320,10 +329,10 @@ fn a_damaged_image_is_not_used() {
         PrecompiledUse::Unreadable(_)
     ));
     // Another format number (the first byte, a postcard varint below 128).
-    let mut other = good.clone();
+    let mut other = good.to_vec();
     other[0] = other[0].wrapping_add(1) & 0x7f;
     assert!(matches!(
-        agree(&other, &sources, &lazy(&[])),
+        agree(leak(other), &sources, &lazy(&[])),
         PrecompiledUse::Unreadable(_)
     ));
     // A byte of a stored source text changed: the image no longer describes the stdlib.
@@ -333,10 +342,10 @@ fn a_damaged_image_is_not_used() {
         .windows(needle.len())
         .position(|w| w == needle)
         .expect("the image stores the text");
-    let mut edited = good.clone();
+    let mut edited = good.to_vec();
     edited[at] = if edited[at] == b'x' { b'y' } else { b'x' };
     assert_eq!(
-        agree(&edited, &sources, &lazy(&[])),
+        agree(leak(edited), &sources, &lazy(&[])),
         PrecompiledUse::SourcesDiffer
     );
 }
@@ -345,7 +354,7 @@ fn a_damaged_image_is_not_used() {
 fn a_full_build_never_uses_the_image() {
     let sources = with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]);
     let full = BuildOptions::default();
-    assert_eq!(agree(&image(), &sources, &full), PrecompiledUse::NotLazy);
+    assert_eq!(agree(image(), &sources, &full), PrecompiledUse::NotLazy);
 }
 
 #[test]
@@ -378,8 +387,8 @@ fn every_stdlib_let_is_there_for_the_project() {
         ));
     }
     let sources = with(&[(".contextos/policies/lets.policy", Layer::User, &project)]);
-    assert_eq!(agree(&image(), &sources, &lazy(&[])), PrecompiledUse::Used);
-    let (out, _) = build_precompiled(&image(), &sources, &lazy(&[]));
+    assert_eq!(agree(image(), &sources, &lazy(&[])), PrecompiledUse::Used);
+    let (out, _) = build_precompiled(image(), &sources, &lazy(&[]));
     assert!(
         out.diagnostics.iter().all(|d| d.diagnostic.code != "E0105"),
         "{:#?}",
@@ -409,11 +418,11 @@ fn detectors_kept_encoded_read_as_the_full_builds() {
     ];
     for (sources, options) in cases {
         assert_eq!(
-            agree_on_a_set(&image(), &sources, &options),
+            agree_on_a_set(image(), &sources, &options),
             PrecompiledUse::Used
         );
         let full = build(&sources, &options).policy.expect("a set");
-        let (pre, _) = build_precompiled(&image(), &sources, &options);
+        let (pre, _) = build_precompiled(image(), &sources, &options);
         let pre = pre.policy.expect("a set");
         let (a, b) = (
             full.detectors.get().expect("detectors"),

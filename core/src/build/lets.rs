@@ -91,12 +91,17 @@ impl Ctx<'_> {
     }
 }
 
-/// Resolves every `let`, used or not, so a broken definition is reported where it is.
-pub(super) fn check_all(ctx: &mut Ctx) {
+/// Resolves every `let` declared in file `first` or later, used or not, so a broken
+/// definition is reported where it is. The `let`s of earlier files were resolved when
+/// those were compiled (a [precompiled](super::precompiled) stdlib): they can name only
+/// each other, and no later file can change them without `override let`, which a
+/// precompiled build does not take.
+pub(super) fn check_all(ctx: &mut Ctx, first: usize) {
     let let_names: Vec<(String, usize, Span)> = {
         let mut v: Vec<_> = ctx
             .lets
             .iter()
+            .filter(|(_, d)| d.file >= first)
             .map(|(k, d)| (k.clone(), d.file, d.span))
             .collect();
         v.sort_by_key(|a| (a.1, a.2.start));

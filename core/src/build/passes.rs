@@ -100,7 +100,7 @@ pub(super) struct Lowering {
     /// A precompiled stdlib's detectors, still in their snapshot encoding: planted only
     /// when nothing after it adds or disables a detector, so no pass needs to read them
     /// (they are unique among themselves, and `disable` names none of them).
-    pub(super) encoded_detectors: Option<std::sync::Arc<Vec<u8>>>,
+    pub(super) encoded_detectors: Option<&'static [u8]>,
     pub(super) roles: BTreeSet<String>,
 }
 
@@ -118,7 +118,7 @@ pub(super) fn lower<'p>(
     Vec<(usize, &'p contextos_grammar::ast::TestBlock)>,
 ) {
     header::declare(ctx, &mut low.defaults, first, parsed);
-    lets::check_all(ctx);
+    lets::check_all(ctx, first);
     overrides::check(ctx, first, parsed);
     let mut tests_ast = Vec::new();
     for (fi, file) in (first..).zip(parsed) {
@@ -196,7 +196,7 @@ pub(super) fn compile(
     );
     let detectors = match encoded_detectors {
         Some(bytes) => crate::lazy_list::LazyList::encoded(crate::section::Section::Held(
-            crate::frozen::Bytes::new(bytes),
+            crate::frozen::Bytes::of_static(bytes),
         )),
         None => detectors.into(),
     };

@@ -54,7 +54,8 @@ struct Image<'a> {
     defaults: Vec<(Domain, Effect, usize, Span)>,
     scripts: Vec<(Domain, String)>,
     /// Each rule in a snapshot's rule encoding.
-    rules: Vec<Vec<u8>>,
+    #[serde(borrow)]
+    rules: Vec<Text<'a>>,
     guides: Vec<GuideSnap>,
     /// Each detector's file index and id, in order.
     detector_ids: Vec<(usize, String)>,
@@ -172,12 +173,13 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
         })
         .collect();
     lets.sort_by(|a, b| a.name.cmp(&b.name));
-    let rules = low
+    let encoded = low
         .rules
         .iter()
         .map(snapshot::encode_rule)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| PrecompileError::Encode(e.to_string()))?;
+    let rules = encoded.iter().map(|r| Text(r)).collect();
     let list: Vec<&CompiledDetector> = low.detectors.iter().map(|(_, d)| d).collect();
     let detectors =
         postcard::to_stdvec(&list).map_err(|e| PrecompileError::Encode(e.to_string()))?;
@@ -209,7 +211,7 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
 }
 
 /// The image decoded, if it describes the leading `sources`.
-fn image<'a>(image: &'a [u8], sources: &[PolicySource]) -> Result<Image<'a>, PrecompiledUse> {
+fn image(image: &'static [u8], sources: &[PolicySource]) -> Result<Image<'static>, PrecompiledUse> {
     let img: Image =
         postcard::from_bytes(image).map_err(|e| PrecompiledUse::Unreadable(e.to_string()))?;
     if (img.format, img.snapshot_format) != (IMAGE_FORMAT, SNAPSHOT_FORMAT) {
@@ -230,7 +232,7 @@ fn image<'a>(image: &'a [u8], sources: &[PolicySource]) -> Result<Image<'a>, Pre
 
 /// What `img` plants. Its detectors stay encoded unless `decode_detectors` (a later file
 /// adds detectors, or `disable` names one of the image's).
-fn seed(img: Image, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
+fn seed(img: Image<'static>, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
     let in_range = |fi: usize| fi < img.files.len();
     let damaged = |what: &str| PrecompiledUse::Unreadable(format!("{what} out of range"));
     let scripts = img.scripts.len();
@@ -239,7 +241,7 @@ fn seed(img: Image, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
     let rules = crate::glob::decoding_trusted(|| {
         img.rules
             .iter()
-            .map(|bytes| snapshot::rule_from(bytes, scripts))
+            .map(|bytes| snapshot::rule_from(bytes.0, scripts))
             .collect::<Option<Vec<_>>>()
     })
     .ok_or_else(|| PrecompiledUse::Unreadable("a rule does not decode".into()))?;
@@ -262,10 +264,7 @@ fn seed(img: Image, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
         let files = img.detector_ids.iter().map(|(fi, _)| *fi);
         (files.zip(list).collect(), None)
     } else {
-        (
-            Vec::new(),
-            Some(std::sync::Arc::new(img.detectors.0.to_vec())),
-        )
+        (Vec::new(), Some(img.detectors.0))
     };
     let lets = img
         .lets
@@ -325,12 +324,13 @@ fn overrides_a_let(parsed: &[contextos_grammar::ParseOutput]) -> bool {
     })
 }
 
-/// [`build`](super::build), started from `image` ([`precompile`]'s bytes) when it
+/// [`build`](super::build), started from `image_bytes` ([`precompile`]'s bytes, embedded
+/// in the binary: the set keeps borrowing its detectors) when it
 /// describes the leading sources; a full build otherwise. Either way the set, its
 /// snapshot and every diagnostic are the full build's (the set's `test` blocks aside: see
 /// the module's documentation).
 pub fn build_precompiled(
-    image_bytes: &[u8],
+    image_bytes: &'static [u8],
     sources: &[PolicySource],
     options: &BuildOptions,
 ) -> (BuildOutput, PrecompiledUse) {
