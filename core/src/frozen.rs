@@ -69,6 +69,11 @@ impl Bytes {
         }
     }
 
+    /// Whether the bytes are the binary's own (see [`Bytes::of_static`]).
+    pub(crate) fn is_static(&self) -> bool {
+        matches!(self.buf, Buf::Static(_))
+    }
+
     pub(crate) fn as_slice(&self) -> &[u8] {
         let whole: &[u8] = match &self.buf {
             Buf::Shared(v) => v,

@@ -36,11 +36,15 @@ impl<T> LazyList<T> {
 }
 
 impl<T> LazyList<T> {
-    /// The encoding the list came in (from a snapshot or a precompiled stdlib), which is
-    /// what encoding it again would write; `None` for a list built decoded, or bytes
-    /// that cannot be read.
+    /// The encoding the list came in when the binary itself holds it (a precompiled
+    /// stdlib's), which is what encoding it again would write. `None` for a list built
+    /// decoded or read from a snapshot: bytes from a file are re-encoded only once they
+    /// have decoded, so damage in them can never be copied into a new snapshot.
     pub(crate) fn encoding(&self) -> Option<crate::frozen::Bytes> {
-        self.bytes.as_ref().and_then(Section::bytes)
+        self.bytes
+            .as_ref()
+            .and_then(Section::bytes)
+            .filter(crate::frozen::Bytes::is_static)
     }
 }
 

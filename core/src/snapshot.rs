@@ -249,9 +249,9 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
         .map(|slot| slot.freeze(&set.rules))
         .collect::<Result<Vec<_>, _>>()
         .map_err(SnapshotError::Encode)?;
-    // Detectors that came encoded (a precompiled stdlib's, or a snapshot's) are written as
-    // they came, not decoded to be encoded again: postcard's encoding of a list is
-    // canonical, so the bytes are the same.
+    // Detectors the binary holds encoded (a precompiled stdlib's) are written as they are,
+    // not decoded to be encoded again: postcard's encoding of a list is canonical, so the
+    // bytes are the same.
     let came_encoded = set.detectors.encoding();
     let encoded_now;
     let detectors: &[u8] = match &came_encoded {
