@@ -114,4 +114,18 @@ mod tests {
         assert!(l.get().is_err());
         assert!(l.get().is_err());
     }
+
+    #[test]
+    fn only_the_binarys_own_bytes_are_offered_for_copying() {
+        let bytes = postcard::to_stdvec(&vec!["a".to_string()]).unwrap();
+        let from_file: LazyList<String> = LazyList::encoded(Section::Held(
+            crate::frozen::Bytes::new(Arc::new(bytes.clone())),
+        ));
+        assert!(from_file.encoding().is_none());
+        let embedded: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        let own: LazyList<String> =
+            LazyList::encoded(Section::Held(crate::frozen::Bytes::of_static(embedded)));
+        assert_eq!(own.encoding().unwrap().as_slice(), embedded);
+        assert!(LazyList::new(vec!["a".to_string()]).encoding().is_none());
+    }
 }
