@@ -15,16 +15,8 @@
 use contextos_core::build::{build_precompiled, precompile, PrecompiledUse};
 use contextos_core::{build, BuildOptions, BuildOutput, Layer, PolicySource};
 
-fn stdlib() -> Vec<PolicySource> {
-    contextos_stdlib::FILES
-        .iter()
-        .map(|(name, text)| PolicySource {
-            name: (*name).to_string(),
-            text: (*text).to_string(),
-            layer: Layer::Stdlib,
-        })
-        .collect()
-}
+mod common;
+use common::stdlib_sources as stdlib;
 
 fn lazy(disabled: &[&str]) -> BuildOptions {
     BuildOptions {

@@ -4,16 +4,8 @@
 
 use contextos_core::{build, BuildOptions, Layer, PolicySource};
 
-fn stdlib() -> Vec<PolicySource> {
-    contextos_stdlib::FILES
-        .iter()
-        .map(|(name, text)| PolicySource {
-            name: (*name).to_string(),
-            text: (*text).to_string(),
-            layer: Layer::Stdlib,
-        })
-        .collect()
-}
+mod common;
+use common::stdlib_sources as stdlib;
 
 fn options(lazy: bool) -> BuildOptions {
     BuildOptions {

@@ -56,3 +56,15 @@ pub fn exec(set: &PolicySet, argv: &[&str]) -> Decision {
         EvalOptions { explain: true },
     )
 }
+
+/// The embedded standard library's files, as the policy cache passes them to the compiler.
+pub fn stdlib_sources() -> Vec<PolicySource> {
+    contextos_stdlib::FILES
+        .iter()
+        .map(|(name, text)| PolicySource {
+            name: (*name).to_string(),
+            text: (*text).to_string(),
+            layer: Layer::Stdlib,
+        })
+        .collect()
+}
