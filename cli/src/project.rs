@@ -444,13 +444,7 @@ impl Project {
     pub fn base_sources(&self) -> Result<Vec<PolicySource>, ProjectError> {
         let mut sources = Vec::new();
         if self.config.policies.stdlib {
-            for (name, text) in contextos_engine::stdlib::FILES {
-                sources.push(PolicySource {
-                    name: (*name).to_string(),
-                    text: (*text).to_string(),
-                    layer: Layer::Stdlib,
-                });
-            }
+            sources = contextos_engine::stdlib_sources();
         }
         for (name, path) in self.policy_files()? {
             let text = std::fs::read_to_string(&path).map_err(|e| ProjectError::Io {

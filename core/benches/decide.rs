@@ -28,6 +28,10 @@
     reason = "tests fail loudly at the first unexpected value"
 )]
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::stdlib_sources;
 use contextos_core::build::{build_precompiled, PrecompiledUse};
 use contextos_core::{
     build, BuildOptions, Decision, Effect, EvalOptions, Layer, PathOp, PolicySet, PolicySource,
@@ -159,17 +163,6 @@ fn compile_one(name: &str, text: &str) -> PolicySet {
         errors.join("\n")
     );
     out.policy.expect("no errors, so a policy set")
-}
-
-fn stdlib_sources() -> Vec<PolicySource> {
-    contextos_stdlib::FILES
-        .iter()
-        .map(|(name, text)| PolicySource {
-            name: (*name).to_string(),
-            text: (*text).to_string(),
-            layer: Layer::Stdlib,
-        })
-        .collect()
 }
 
 fn stdlib() -> PolicySet {

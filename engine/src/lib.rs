@@ -35,3 +35,16 @@ pub use contextos_plugins as plugins;
 pub use contextos_scan as scan;
 pub use contextos_shell as shell;
 pub use contextos_stdlib as stdlib;
+
+/// The embedded standard library's files as compiler sources, in load order: what every
+/// command puts before a project's own policies.
+pub fn stdlib_sources() -> Vec<PolicySource> {
+    stdlib::FILES
+        .iter()
+        .map(|(name, text)| PolicySource {
+            name: (*name).to_string(),
+            text: (*text).to_string(),
+            layer: Layer::Stdlib,
+        })
+        .collect()
+}

@@ -97,14 +97,7 @@ fn stdlib(project: &Project) -> Vec<PolicySource> {
     if !project.config.policies.stdlib {
         return Vec::new();
     }
-    contextos_engine::stdlib::FILES
-        .iter()
-        .map(|(name, text)| PolicySource {
-            name: (*name).to_string(),
-            text: (*text).to_string(),
-            layer: Layer::Stdlib,
-        })
-        .collect()
+    contextos_engine::stdlib_sources()
 }
 
 /// The policy set of one side; a side that does not compile is an error naming it.
