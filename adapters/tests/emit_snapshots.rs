@@ -24,7 +24,7 @@ fn example_set() -> PolicySet {
         .chain([user])
         .map(|(name, text, layer)| PolicySource {
             name: name.to_string(),
-            text: text.to_string(),
+            text: text.to_string().into(),
             layer,
         })
         .collect();

@@ -108,10 +108,13 @@ fn key(project: &Project, sources: &[PolicySource]) -> [u8; 32] {
 
 /// Whether `s` is, byte for byte, the file of the embedded stdlib it is named after.
 fn embedded(s: &PolicySource) -> bool {
+    // The embedded text itself (borrowed, not copied) is known equal without comparing it.
+    let same =
+        |text: &str| std::ptr::eq(text, s.text.as_ref()) || text.as_bytes() == s.text.as_bytes();
     s.layer == Layer::Stdlib
         && contextos_engine::stdlib::FILES
             .iter()
-            .any(|(name, text)| *name == s.name && text.as_bytes() == s.text.as_bytes())
+            .any(|(name, text)| *name == s.name && same(text))
 }
 
 /// Distinguishes builds of the same version: a rebuilt binary may encode its IR
@@ -241,7 +244,20 @@ pub(crate) fn decode(
     m.update(key);
     m.update(payload);
     m.verify_slice(stored_mac).map_err(|_| CacheMiss::Forged)?;
-    PolicySet::from_snapshot_shared(std::sync::Arc::new(bytes), HEADER).map_err(CacheMiss::Snapshot)
+    PolicySet::from_snapshot_shared(
+        std::sync::Arc::new(bytes),
+        HEADER,
+        embedded_detectors().as_ref(),
+    )
+    .map_err(CacheMiss::Snapshot)
+}
+
+/// The stdlib's detectors this binary embeds, which a cache refers to instead of holding
+/// a copy (three quarters of a stdlib-only cache, written and MAC'd by every cold hook).
+/// The cache key names this binary, so a cache is read only by a binary holding the same
+/// detectors; the snapshot names them by digest besides, and is refused where they differ.
+fn embedded_detectors() -> Option<contextos_engine::snapshot::EmbeddedDetectors> {
+    contextos_engine::core::build::embedded_detectors(contextos_engine::stdlib::PRECOMPILED)
 }
 
 /// The bytes of a cache file holding `set`: the counterpart of [`decode`].
@@ -264,7 +280,11 @@ fn sealed(
     user_key: &UserKey,
     set: &PolicySet,
 ) -> Result<(Vec<u8>, Vec<u8>), CacheMiss> {
-    let payload = set.to_snapshot().map_err(CacheMiss::Snapshot)?;
+    let payload = match embedded_detectors() {
+        Some(e) => set.to_snapshot_sharing(&e),
+        None => set.to_snapshot(),
+    }
+    .map_err(CacheMiss::Snapshot)?;
     let tag = mac(user_key, key, &payload).ok_or(CacheMiss::Key)?;
     let header = [MAGIC.as_slice(), key, &tag].concat();
     Ok((header, payload))
@@ -416,7 +436,13 @@ fn stamped(
         return None;
     }
     let total = file.stat.size;
-    PolicySet::from_snapshot_reader(std::sync::Arc::new(file), HEADER as u64, total).ok()
+    PolicySet::from_snapshot_reader(
+        std::sync::Arc::new(file),
+        HEADER as u64,
+        total,
+        embedded_detectors().as_ref(),
+    )
+    .ok()
 }
 
 /// A stamped cache file, read in place: the head when loading, then each section or

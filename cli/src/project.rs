@@ -431,7 +431,7 @@ impl Project {
                 })?;
                 packs.push(PolicySource {
                     name: file,
-                    text,
+                    text: text.into(),
                     layer: Layer::Plugin,
                 });
             }
@@ -453,7 +453,7 @@ impl Project {
             })?;
             sources.push(PolicySource {
                 name,
-                text,
+                text: text.into(),
                 layer: Layer::User,
             });
         }

@@ -145,7 +145,7 @@ fn compile_one(name: &str, text: &str) -> PolicySet {
     let out = build(
         &[PolicySource {
             name: name.to_string(),
-            text: text.to_string(),
+            text: text.to_string().into(),
             layer: Layer::User,
         }],
         &BuildOptions::default(),
@@ -479,7 +479,7 @@ fn bench_compile(c: &mut Criterion) {
     let text = mixed_policy(1_000);
     let source = [PolicySource {
         name: "compile-1000.policy".into(),
-        text,
+        text: text.into(),
         layer: Layer::User,
     }];
     let out = build(&source, &BuildOptions::default());

@@ -79,21 +79,35 @@ impl PolicySet {
     /// Encodes the compiled set (without its tests) for the policy cache of short-lived
     /// processes such as agent hooks.
     pub fn to_snapshot(&self) -> Result<Vec<u8>, SnapshotError> {
-        snapshot::encode(self)
+        snapshot::encode(self, None)
+    }
+
+    /// [`PolicySet::to_snapshot`], except that detectors which are `embedded` ones,
+    /// unchanged (a set built on the precompiled stdlib that adds and disables no
+    /// detector), are referred to by digest instead of copied. The snapshot then decodes
+    /// only where the same detectors are given.
+    pub fn to_snapshot_sharing(
+        &self,
+        embedded: &snapshot::EmbeddedDetectors,
+    ) -> Result<Vec<u8>, SnapshotError> {
+        snapshot::encode(self, Some(embedded))
     }
 
     /// Decodes a snapshot into a policy set whose glob sets compile on first use.
     pub fn from_snapshot(bytes: &[u8]) -> Result<PolicySet, SnapshotError> {
-        snapshot::decode(std::sync::Arc::new(bytes.to_vec()), 0)
+        snapshot::decode(std::sync::Arc::new(bytes.to_vec()), 0, None)
     }
 
     /// [`PolicySet::from_snapshot`] over the bytes of `buf` from `start` on, without copying
     /// them: the set keeps `buf` and decodes its rules and index nodes on first use.
+    /// `embedded`: the detectors the snapshot may refer to
+    /// ([`PolicySet::to_snapshot_sharing`]).
     pub fn from_snapshot_shared(
         buf: std::sync::Arc<Vec<u8>>,
         start: usize,
+        embedded: Option<&snapshot::EmbeddedDetectors>,
     ) -> Result<PolicySet, SnapshotError> {
-        snapshot::decode(buf, start)
+        snapshot::decode(buf, start, embedded)
     }
 
     /// [`PolicySet::from_snapshot`] over a snapshot `reader` reads (from offset `start`,
@@ -104,7 +118,8 @@ impl PolicySet {
         reader: std::sync::Arc<dyn crate::ReadAt>,
         start: u64,
         total: u64,
+        embedded: Option<&snapshot::EmbeddedDetectors>,
     ) -> Result<PolicySet, SnapshotError> {
-        snapshot::decode_stored(reader, start, total)
+        snapshot::decode_stored(reader, start, total, embedded)
     }
 }

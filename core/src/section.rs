@@ -46,6 +46,14 @@ impl Section {
         }))
     }
 
+    /// Whether the section holds no bytes (known without reading it).
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            Section::Held(b) => b.as_slice().is_empty(),
+            Section::Stored(s) => s.len == 0,
+        }
+    }
+
     /// The whole section; `None` when it cannot be read.
     pub(crate) fn bytes(&self) -> Option<Bytes> {
         match self {

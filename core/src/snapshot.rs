@@ -33,7 +33,22 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Bumped whenever the encoding of the IR changes; part of every cache key.
-pub const SNAPSHOT_FORMAT: u32 = 7;
+pub const SNAPSHOT_FORMAT: u32 = 8;
+
+/// The standard library's detectors as the binary holds them, in its precompiled image
+/// ([`crate::build::embedded_detectors`]), with their sha256 (recorded in the image when
+/// it was made).
+///
+/// They are three quarters of a stdlib-only snapshot. A snapshot of a set that borrows
+/// them unchanged can refer to them instead of holding a copy
+/// ([`crate::PolicySet::to_snapshot_sharing`]): a cold hook then writes and MACs a quarter
+/// of the bytes. Such a snapshot names them by digest, and decodes only where the same
+/// detectors are at hand; anywhere else it is refused, never read without its detectors.
+#[derive(Debug, Clone, Copy)]
+pub struct EmbeddedDetectors {
+    pub(crate) bytes: &'static [u8],
+    pub(crate) digest: [u8; 32],
+}
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -50,6 +65,9 @@ struct Head {
     roles: BTreeSet<String>,
     scripts: Vec<(Domain, String)>,
     runtime_lets: std::collections::BTreeMap<String, Vec<String>>,
+    /// The digest of the [`EmbeddedDetectors`] the set's detectors are, when the snapshot
+    /// refers to them; the detectors' section is then empty.
+    shared_detectors: Option<[u8; 32]>,
 }
 
 /// A rule's encoding, as decoded ([`RuleSnapRef`] writes it).
@@ -235,8 +253,12 @@ pub(crate) fn rule_from(bytes: &[u8], scripts: usize) -> Option<CompiledRule> {
     scripts_known(&rule, scripts).then_some(rule)
 }
 
-/// Encodes the compiled set (without its tests); [`PolicySet::to_snapshot`] calls it.
-pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
+/// Encodes the compiled set (without its tests); [`PolicySet::to_snapshot`] calls it, and
+/// [`PolicySet::to_snapshot_sharing`] with the detectors it may refer to.
+pub(crate) fn encode(
+    set: &PolicySet,
+    embedded: Option<&EmbeddedDetectors>,
+) -> Result<Vec<u8>, SnapshotError> {
     let (table, blob) = set
         .rules
         .freeze(|r, blob| {
@@ -253,8 +275,16 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
     // not decoded to be encoded again: postcard's encoding of a list is canonical, so the
     // bytes are the same.
     let came_encoded = set.detectors.encoding();
+    // The very bytes of the embedded detectors (same address, same length), not merely
+    // equal ones: only those are known to be what the digest names.
+    let shared = embedded.filter(|e| {
+        came_encoded
+            .as_ref()
+            .is_some_and(|b| std::ptr::eq(b.as_slice(), e.bytes))
+    });
     let encoded_now;
     let detectors: &[u8] = match &came_encoded {
+        Some(_) if shared.is_some() => &[],
         Some(bytes) => bytes.as_slice(),
         None => {
             let detectors = set.detectors.get().map_err(SnapshotError::Encode)?;
@@ -285,6 +315,7 @@ pub(crate) fn encode(set: &PolicySet) -> Result<Vec<u8>, SnapshotError> {
         roles: set.roles.clone(),
         scripts: set.scripts.sources().to_vec(),
         runtime_lets: set.runtime_lets.clone(),
+        shared_detectors: shared.map(|e| e.digest),
     };
     let head = postcard::to_stdvec(&head).map_err(|e| SnapshotError::Encode(e.to_string()))?;
     let head_len = u32::try_from(head.len())
@@ -319,8 +350,13 @@ fn locate_head(bytes: &[u8]) -> Result<(usize, usize), SnapshotError> {
 }
 
 /// Decodes a snapshot held in `buf` from byte `start` on, keeping the rules and the index
-/// as bytes of `buf`; [`PolicySet::from_snapshot`] calls it.
-pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, SnapshotError> {
+/// as bytes of `buf`; [`PolicySet::from_snapshot`] calls it. `embedded`: the detectors a
+/// snapshot may refer to.
+pub(crate) fn decode(
+    buf: Arc<Vec<u8>>,
+    start: usize,
+    embedded: Option<&EmbeddedDetectors>,
+) -> Result<PolicySet, SnapshotError> {
     let whole = Bytes::new(buf);
     let bytes = whole.as_slice().get(start..).unwrap_or_default();
     let bad = |what: &str| SnapshotError::Decode(what.to_string());
@@ -338,7 +374,7 @@ pub(crate) fn decode(buf: Arc<Vec<u8>>, start: usize) -> Result<PolicySet, Snaps
     let body = whole
         .sub(body_at, body_len)
         .ok_or_else(|| bad("truncated in the body"))?;
-    assemble(head, |at, len| {
+    assemble(head, embedded, |at, len| {
         body.sub(at, len)
             .map(Section::Held)
             .ok_or_else(|| bad("a section lies outside the body"))
@@ -352,6 +388,7 @@ pub(crate) fn decode_stored(
     reader: Arc<dyn ReadAt>,
     start: u64,
     total: u64,
+    embedded: Option<&EmbeddedDetectors>,
 ) -> Result<PolicySet, SnapshotError> {
     let bad = |what: &str| SnapshotError::Decode(what.to_string());
     let size = total
@@ -378,7 +415,7 @@ pub(crate) fn decode_stored(
     }
     let body_start = start + body_at;
     let body_len = head.body;
-    assemble(head, |at, len| {
+    assemble(head, embedded, |at, len| {
         let end = (at as u64).checked_add(len as u64);
         if end.is_none_or(|end| end > body_len) {
             return Err(bad("a section lies outside the body"));
@@ -395,6 +432,7 @@ pub(crate) fn decode_stored(
 /// relative to the body).
 fn assemble(
     head: Head,
+    embedded: Option<&EmbeddedDetectors>,
     body_section: impl Fn(usize, usize) -> Result<Section, SnapshotError>,
 ) -> Result<PolicySet, SnapshotError> {
     let bad = |what: &str| SnapshotError::Decode(what.to_string());
@@ -435,6 +473,21 @@ fn assemble(
         .map(|i| section(2 + i))
         .collect::<Result<Vec<_>, _>>()?;
     let detectors = section(2 + Slot::ALL.len())?;
+    let detectors = match head.shared_detectors {
+        None => detectors,
+        // Refused unless these very detectors are at hand (and the section is empty, as
+        // the encoder leaves it): a set never loads without its detectors, or with others.
+        Some(digest) => match embedded {
+            Some(e) if e.digest == digest && detectors.is_empty() => {
+                Section::Held(Bytes::of_static(e.bytes))
+            }
+            _ => {
+                return Err(bad(
+                    "the snapshot refers to detectors this binary does not embed",
+                ))
+            }
+        },
+    };
     let role_literals = std::sync::OnceLock::new();
     let _ = role_literals.set(head.role_literals);
     Ok(PolicySet {

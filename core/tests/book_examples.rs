@@ -166,7 +166,7 @@ fn stdlib_sources() -> Result<Vec<PolicySource>, Box<dyn Error>> {
             .unwrap_or_default();
         out.push(PolicySource {
             name: format!("stdlib/{name}"),
-            text: std::fs::read_to_string(&f)?,
+            text: std::fs::read_to_string(&f)?.into(),
             layer: Layer::Stdlib,
         });
     }
@@ -187,7 +187,7 @@ fn check_block(stdlib: &[PolicySource], block: &Block) -> Result<usize, String> 
     let mut sources = stdlib.to_vec();
     sources.push(PolicySource {
         name: EXAMPLE_NAME.to_string(),
-        text: block.text.clone(),
+        text: block.text.clone().into(),
         layer: Layer::User,
     });
     let example = sources.len() - 1;

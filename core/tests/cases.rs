@@ -89,7 +89,7 @@ fn sources(entry: &Path) -> Result<Vec<PolicySource>, Failed> {
             } else {
                 Layer::User
             },
-            text,
+            text: text.into(),
         });
     }
     // Layers in order, as the CLI loads them: stdlib, then plugins, then the user's.

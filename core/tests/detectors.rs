@@ -178,7 +178,7 @@ fn detectors_compile_to_exactly_these_fields_in_declaration_order() {
 fn source(name: &str, text: &str, layer: Layer) -> PolicySource {
     PolicySource {
         name: name.into(),
-        text: text.into(),
+        text: text.to_string().into(),
         layer,
     }
 }

@@ -207,7 +207,7 @@ fn syntax_errors_stay_with_their_files_when_parsing_is_split() {
             };
             PolicySource {
                 name: format!("f{i}.policy"),
-                text: format!("language 1;\n{broken}{filler}"),
+                text: format!("language 1;\n{broken}{filler}").into(),
                 layer: Layer::User,
             }
         })

@@ -288,7 +288,7 @@ fn stdlib() -> PolicySet {
             );
             PolicySource {
                 name: n.to_string(),
-                text: std::fs::read_to_string(&path).unwrap_or_default(),
+                text: std::fs::read_to_string(&path).unwrap_or_default().into(),
                 layer: Layer::Stdlib,
             }
         })

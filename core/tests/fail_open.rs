@@ -15,7 +15,7 @@ fn compile(layers: &[(Layer, &str)]) -> BuildOutput {
         .enumerate()
         .map(|(i, (layer, text))| PolicySource {
             name: format!("f{i}.policy"),
-            text: (*text).into(),
+            text: (*text).to_string().into(),
             layer: *layer,
         })
         .collect();
@@ -33,7 +33,7 @@ fn with_stdlib(user: &str) -> BuildOutput {
         .collect();
     sources.push(PolicySource {
         name: "project.policy".into(),
-        text: user.into(),
+        text: user.to_string().into(),
         layer: Layer::User,
     });
     build(&sources, &BuildOptions::default())
@@ -206,7 +206,7 @@ fn a_lazy_build_trusts_only_the_stdlib_globs_and_a_broken_one_still_denies() {
     let build_as = |layer: Layer, lazy: bool| {
         let sources = [PolicySource {
             name: "f.policy".into(),
-            text: text.clone(),
+            text: text.clone().into(),
             layer,
         }];
         build(

@@ -29,12 +29,12 @@ fn sources(stdlib: &str, user: &str) -> Vec<PolicySource> {
     vec![
         PolicySource {
             name: "stdlib/x.policy".into(),
-            text: stdlib.into(),
+            text: stdlib.to_string().into(),
             layer: Layer::Stdlib,
         },
         PolicySource {
             name: "project.policy".into(),
-            text: user.into(),
+            text: user.to_string().into(),
             layer: Layer::User,
         },
     ]

@@ -270,7 +270,7 @@ fn stdlib() -> PolicySet {
         .iter()
         .map(|(name, text)| PolicySource {
             name: (*name).to_string(),
-            text: (*text).to_string(),
+            text: (*text).to_string().into(),
             layer: Layer::Stdlib,
         })
         .collect();

@@ -12,8 +12,9 @@
 //! today's sources, and a build started from it is the full build — the same snapshot
 //! bytes, the same diagnostics — whatever the project adds, or it is not used at all.
 
-use contextos_core::build::{build_precompiled, precompile, PrecompiledUse};
-use contextos_core::{build, BuildOptions, BuildOutput, Layer, PolicySource};
+use contextos_core::build::{build_precompiled, embedded_detectors, precompile, PrecompiledUse};
+use contextos_core::{build, BuildOptions, BuildOutput, Layer, PolicySet, PolicySource};
+use std::sync::Arc;
 
 mod common;
 use common::stdlib_sources as stdlib;
@@ -29,7 +30,7 @@ fn with(extra: &[(&str, Layer, &str)]) -> Vec<PolicySource> {
     let mut s = stdlib();
     s.extend(extra.iter().map(|(name, layer, text)| PolicySource {
         name: (*name).to_string(),
-        text: (*text).to_string(),
+        text: (*text).to_string().into(),
         layer: *layer,
     }));
     s
@@ -165,7 +166,7 @@ fn the_example_project_builds_the_same_set() {
                 ".contextos/policies/{}",
                 f.file_name().expect("a name").to_string_lossy()
             ),
-            text: std::fs::read_to_string(&f).expect("a policy"),
+            text: std::fs::read_to_string(&f).expect("a policy").into(),
             layer: Layer::User,
         });
     }
@@ -277,6 +278,7 @@ fn an_edited_stdlib_is_compiled_from_its_text() {
     let mut edited = stdlib();
     let last = edited.last_mut().expect("a file");
     last.text
+        .to_mut()
         .push_str("\n@id(\"std-added\") deny path write \"added/**\" because \"new\";\n");
     let (out, used) = build_precompiled(image(), &edited, &lazy(&[]));
     assert_eq!(used, PrecompiledUse::SourcesDiffer);
@@ -422,5 +424,109 @@ fn detectors_kept_encoded_read_as_the_full_builds() {
         );
         assert!(a.len() > 400);
         assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn a_snapshot_refers_to_the_embedded_detectors_only_where_they_are() {
+    let embedded = embedded_detectors(image()).expect("the image's detectors");
+    let rules_only =
+        "language 1;\n@id(\"u-1\") deny path write \"gen/**\" because \"generated\";\n";
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, rules_only)]);
+    let full = build(&sources, &lazy(&[])).policy.expect("a set");
+    let (pre, used) = build_precompiled(image(), &sources, &lazy(&[]));
+    assert_eq!(used, PrecompiledUse::Used);
+    let pre = pre.policy.expect("a set");
+    let whole = pre.to_snapshot().expect("encodes");
+    let shared = pre.to_snapshot_sharing(&embedded).expect("encodes");
+    // The detectors are most of the snapshot; the shared one leaves them out.
+    assert!(
+        shared.len() * 2 < whole.len(),
+        "{} of {}",
+        shared.len(),
+        whole.len()
+    );
+
+    // Read back with the same detectors: the same set as the full build, detectors and all,
+    // both from memory and through a reader.
+    let back = PolicySet::from_snapshot_shared(Arc::new(shared.clone()), 0, Some(&embedded))
+        .expect("decodes with its detectors");
+    assert_eq!(
+        back.to_snapshot().expect("encodes"),
+        full.to_snapshot().expect("encodes")
+    );
+    assert_eq!(
+        back.detectors.get().expect("detectors"),
+        full.detectors.get().expect("detectors")
+    );
+    let reader = PolicySet::from_snapshot_reader(
+        Arc::new(InMemory(shared.clone())),
+        0,
+        shared.len() as u64,
+        Some(&embedded),
+    )
+    .expect("decodes with its detectors");
+    assert_eq!(
+        reader.detectors.get().expect("detectors").len(),
+        back.detectors.get().expect("detectors").len()
+    );
+
+    // Without them, or with other ones (another digest), it is refused, never read as a set
+    // without detectors.
+    assert!(PolicySet::from_snapshot(&shared).is_err());
+    assert!(PolicySet::from_snapshot_shared(Arc::new(shared.clone()), 0, None).is_err());
+    let mut other = image().to_vec();
+    // The digest follows the two one-byte format numbers.
+    other[2] ^= 1;
+    let other = embedded_detectors(leak(other)).expect("the other image's detectors");
+    assert!(PolicySet::from_snapshot_shared(Arc::new(shared.clone()), 0, Some(&other)).is_err());
+    assert!(PolicySet::from_snapshot_reader(
+        Arc::new(InMemory(shared.clone())),
+        0,
+        shared.len() as u64,
+        Some(&other)
+    )
+    .is_err());
+
+    // Only the very detectors of the image are shared: a set that decoded them (one of its
+    // files adds a detector), or a full build's, holds its own copy as before.
+    let (with_detector, _) = build_precompiled(
+        image(),
+        &with(&[(".contextos/policies/main.policy", Layer::User, PROJECT)]),
+        &lazy(&[]),
+    );
+    let with_detector = with_detector.policy.expect("a set");
+    assert_eq!(
+        with_detector
+            .to_snapshot_sharing(&embedded)
+            .expect("encodes"),
+        with_detector.to_snapshot().expect("encodes")
+    );
+    assert_eq!(
+        full.to_snapshot_sharing(&embedded).expect("encodes"),
+        full.to_snapshot().expect("encodes")
+    );
+    // Neither is a set built on another image.
+    let (elsewhere, _) = build_precompiled(image(), &sources, &lazy(&[]));
+    let elsewhere = elsewhere.policy.expect("a set");
+    let embedded_here = embedded_detectors(contextos_stdlib::PRECOMPILED).expect("embedded");
+    assert_eq!(
+        elsewhere
+            .to_snapshot_sharing(&embedded_here)
+            .expect("encodes"),
+        whole
+    );
+}
+
+/// A snapshot read through [`contextos_core::ReadAt`], as the policy cache reads its file.
+#[derive(Debug)]
+struct InMemory(Vec<u8>);
+
+impl contextos_core::ReadAt for InMemory {
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> Result<(), String> {
+        let at = usize::try_from(at).map_err(|e| e.to_string())?;
+        let bytes = self.0.get(at..at + buf.len()).ok_or("past the end")?;
+        buf.copy_from_slice(bytes);
+        Ok(())
     }
 }

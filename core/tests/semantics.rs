@@ -132,7 +132,7 @@ fn disabled_rules_are_left_out() {
     let out = build(
         &[PolicySource {
             name: "m.policy".into(),
-            text: src,
+            text: src.into(),
             layer: Layer::User,
         }],
         &BuildOptions {
@@ -192,7 +192,7 @@ fn plugin_packs_cannot_change_defaults_lets_or_plugin_verdicts() {
     };
     let pack = |text: &str| PolicySource {
         name: "plugin/acme/main.policy".into(),
-        text: text.into(),
+        text: text.to_string().into(),
         layer: Layer::Plugin,
     };
     let codes = |text: &str| -> Vec<&'static str> {

@@ -176,7 +176,7 @@ fn a_snapshot_read_in_place_decides_like_one_in_memory() {
     let mut file = b"HEADER!".to_vec();
     file.extend_from_slice(&bytes);
     let total = file.len() as u64;
-    let restored = PolicySet::from_snapshot_reader(Stored::new(file), 7, total).unwrap();
+    let restored = PolicySet::from_snapshot_reader(Stored::new(file), 7, total, None).unwrap();
     for r in requests() {
         let a = set.decide(&r, EvalOptions { explain: true });
         let b = restored.decide(&r, EvalOptions { explain: true });
@@ -190,7 +190,7 @@ fn a_snapshot_read_in_place_decides_like_one_in_memory() {
     for cut in 0..bytes.len() {
         let short = Stored::new(bytes[..cut].to_vec());
         assert!(
-            PolicySet::from_snapshot_reader(short, 0, cut as u64).is_err(),
+            PolicySet::from_snapshot_reader(short, 0, cut as u64, None).is_err(),
             "prefix of {cut} bytes loaded"
         );
     }
@@ -207,7 +207,7 @@ fn one_exec_decision_reads_a_fraction_of_a_large_snapshot() {
     }
     let bytes = common::set(&src).to_snapshot().unwrap();
     let stored = Stored::new(bytes.clone());
-    let set = PolicySet::from_snapshot_reader(stored.clone(), 0, bytes.len() as u64).unwrap();
+    let set = PolicySet::from_snapshot_reader(stored.clone(), 0, bytes.len() as u64, None).unwrap();
     let d = set.decide(&Request::exec(["danger7", "x"]), EvalOptions::default());
     assert_eq!(d.rule_ids(), vec!["e7"]);
     let read = stored.read_bytes.load(SeqCst);
@@ -231,7 +231,7 @@ default path = allow;
 "#;
     let bytes = common::set(src).to_snapshot().unwrap();
     let stored = Stored::new(bytes.clone());
-    let set = PolicySet::from_snapshot_reader(stored.clone(), 0, bytes.len() as u64).unwrap();
+    let set = PolicySet::from_snapshot_reader(stored.clone(), 0, bytes.len() as u64, None).unwrap();
     // The file "changes" after the head was read: nothing read later may be trusted.
     stored.refuse.store(true, SeqCst);
     for r in [

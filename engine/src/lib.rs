@@ -43,7 +43,7 @@ pub fn stdlib_sources() -> Vec<PolicySource> {
         .iter()
         .map(|(name, text)| PolicySource {
             name: (*name).to_string(),
-            text: (*text).to_string(),
+            text: std::borrow::Cow::Borrowed(*text),
             layer: Layer::Stdlib,
         })
         .collect()

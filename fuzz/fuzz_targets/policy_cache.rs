@@ -41,7 +41,7 @@ fn genuine() -> &'static Genuine {
         };
         let source = PolicySource {
             name: "fuzz.policy".to_string(),
-            text: POLICY.to_string(),
+            text: POLICY.into(),
             layer: Layer::User,
         };
         let out = build(&[source], &BuildOptions::default());

@@ -87,8 +87,8 @@ impl Diagnostic {
 pub struct SourceFile {
     /// How the file is named in locations, usually its path relative to the project root.
     pub name: String,
-    /// The full source text that spans index into.
-    pub text: String,
+    /// The full source text that spans index into; borrowed when it is the binary's own.
+    pub text: std::borrow::Cow<'static, str>,
     /// Built on the first location asked for: a compile that reports nothing about a file
     /// (a precompiled stdlib's 330 KB) never scans it for line breaks.
     line_starts: std::sync::OnceLock<Vec<usize>>,
@@ -106,7 +106,7 @@ pub struct LineCol {
 impl SourceFile {
     /// A source whose line starts are indexed once, on the first location asked for, so
     /// every lookup is a binary search.
-    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+    pub fn new(name: impl Into<String>, text: impl Into<std::borrow::Cow<'static, str>>) -> Self {
         SourceFile {
             name: name.into(),
             text: text.into(),

@@ -139,7 +139,7 @@ mod tests {
             .iter()
             .map(|(name, text)| PolicySource {
                 name: name.to_string(),
-                text: text.to_string(),
+                text: text.to_string().into(),
                 layer: Layer::Stdlib,
             })
             .collect();

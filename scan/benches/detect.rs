@@ -30,7 +30,7 @@ fn detectors() -> Detectors {
         .iter()
         .map(|(name, text)| PolicySource {
             name: name.to_string(),
-            text: text.to_string(),
+            text: text.to_string().into(),
             layer: Layer::Stdlib,
         })
         .collect();

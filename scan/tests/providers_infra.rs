@@ -272,7 +272,7 @@ fn build_detectors() -> Detectors {
         .iter()
         .map(|(name, text)| PolicySource {
             name: name.to_string(),
-            text: text.to_string(),
+            text: text.to_string().into(),
             layer: Layer::Stdlib,
         })
         .collect();

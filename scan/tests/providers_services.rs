@@ -24,7 +24,7 @@ fn stdlib() -> contextos_core::PolicySet {
         .iter()
         .map(|(name, text)| PolicySource {
             name: name.to_string(),
-            text: text.to_string(),
+            text: text.to_string().into(),
             layer: Layer::Stdlib,
         })
         .collect();

@@ -673,7 +673,7 @@ fn stdlib_policy() -> contextos_core::PolicySet {
         .iter()
         .map(|(name, text)| PolicySource {
             name: name.to_string(),
-            text: text.to_string(),
+            text: text.to_string().into(),
             layer: Layer::Stdlib,
         })
         .collect();

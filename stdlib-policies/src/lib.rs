@@ -1,8 +1,9 @@
 //! The ContextOS standard library: policies written in the policy language itself and
 //! embedded in the binary, so `contextos` works with no configuration at all.
 
-/// `(name, source)` of every stdlib policy file, in load order.
-pub const FILES: &[(&str, &str)] = &[
+/// `(name, source)` of every stdlib policy file, in load order. A `static`, so every
+/// borrow of a text is the same address (the policy cache's key knows them by it).
+pub static FILES: &[(&str, &str)] = &[
     (
         "stdlib/defaults.policy",
         include_str!("../policies/defaults.policy"),
@@ -80,4 +81,7 @@ pub const FILES: &[(&str, &str)] = &[
 /// [`FILES`] byte for byte, so a stale image costs time, never a different policy; the
 /// test that keeps it current is `core/tests/precompiled.rs` (run it with
 /// `CONTEXTOS_BLESS=1` to write a new image after editing a policy file).
-pub const PRECOMPILED: &[u8] = include_bytes!("../precompiled/stdlib.bin");
+///
+/// A `static`, not a `const`: a snapshot refers to the image's detectors only when they
+/// are these very bytes, recognised by address, and a `const` may be copied at each use.
+pub static PRECOMPILED: &[u8] = include_bytes!("../precompiled/stdlib.bin");

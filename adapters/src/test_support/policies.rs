@@ -126,7 +126,7 @@ fn compile_sources(sources: Vec<PolicySource>) -> PolicySet {
 fn source(name: &str, text: &str, layer: Layer) -> PolicySource {
     PolicySource {
         name: name.into(),
-        text: text.into(),
+        text: text.to_string().into(),
         layer,
     }
 }

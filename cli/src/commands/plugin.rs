@@ -892,7 +892,7 @@ fn compiles_with_pack(
         .filter(|(rel, _, _)| rel.ends_with(".policy"))
         .map(|(rel, bytes, _)| contextos_engine::PolicySource {
             name: format!("plugin/{name}/{rel}"),
-            text: String::from_utf8_lossy(bytes).into_owned(),
+            text: String::from_utf8_lossy(bytes).into_owned().into(),
             layer: contextos_engine::Layer::Plugin,
         })
         .collect();

@@ -242,7 +242,7 @@ impl PolicyDiagnostic {
             message: diag.message.clone(),
             severity: diag.severity,
             help: diag.help.clone(),
-            source: file.map(|f| NamedSource::new(f.name.clone(), f.text.clone())),
+            source: file.map(|f| NamedSource::new(f.name.clone(), f.text.to_string())),
             labels,
         }
     }

@@ -86,7 +86,7 @@ fn sources_at(project: &Project, rev: &str) -> Result<Vec<PolicySource>, CliErro
         let text = git(&project.root, &["show", &format!("{rev}:./{name}")])?;
         sources.push(PolicySource {
             name,
-            text: String::from_utf8_lossy(&text).into_owned(),
+            text: String::from_utf8_lossy(&text).into_owned().into(),
             layer: Layer::User,
         });
     }

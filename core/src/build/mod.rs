@@ -29,7 +29,9 @@ mod test_requests;
 pub use detectors::{check_regex, DEFAULT_LOOKBACK, REGEX_SIZE_LIMIT};
 pub use header::LANGUAGE_VERSION;
 pub use output::{BuildOptions, BuildOutput, FileDiagnostic, PolicySource, NO_FILE};
-pub use precompiled::{build_precompiled, precompile, PrecompileError, PrecompiledUse};
+pub use precompiled::{
+    build_precompiled, embedded_detectors, precompile, PrecompileError, PrecompiledUse,
+};
 pub use rules::exec_pattern;
 
 /// Compiles sources into a policy set. Files are given in layer order (stdlib first).

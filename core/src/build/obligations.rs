@@ -157,7 +157,7 @@ mod tests {
         let out = build(
             &[PolicySource {
                 name: "x.policy".into(),
-                text: text.into(),
+                text: text.to_string().into(),
                 layer,
             }],
             &BuildOptions::default(),

@@ -11,8 +11,9 @@ pub struct PolicySource {
     /// The name diagnostics, origins and implicit `FILE:LINE` ids use (project files relative
     /// to the project root).
     pub name: String,
-    /// The policy text.
-    pub text: String,
+    /// The policy text: borrowed when it is the binary's own (the embedded stdlib's 330 KB,
+    /// which every command compiles and which need not be copied), owned otherwise.
+    pub text: std::borrow::Cow<'static, str>,
     /// Where the source comes from; decides what it may declare and which tests run.
     pub layer: Layer,
 }

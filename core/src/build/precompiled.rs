@@ -29,20 +29,39 @@ use super::passes::{compile, lower, parse_all, Lowering, Seed};
 use crate::detector::CompiledDetector;
 use crate::ir::Layer;
 use crate::request::Domain;
-use crate::snapshot::{self, GuideSnap, SNAPSHOT_FORMAT};
+use crate::snapshot::{self, EmbeddedDetectors, GuideSnap, SNAPSHOT_FORMAT};
 use contextos_grammar::ast::{Effect, ListItem, Span, Statement};
 use contextos_grammar::SourceFile;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
 /// Bumped whenever the image's own layout changes; the IR inside it follows
 /// [`SNAPSHOT_FORMAT`], which the image records too.
-const IMAGE_FORMAT: u32 = 1;
+const IMAGE_FORMAT: u32 = 2;
+
+/// The image's first fields, which [`embedded_detectors`] reads without decoding the rest:
+/// postcard writes a struct's fields in order, so these are also [`Image`]'s first four.
+#[derive(Deserialize)]
+struct ImageHead<'a> {
+    format: u32,
+    snapshot_format: u32,
+    detectors_digest: [u8; 32],
+    #[serde(borrow)]
+    detectors: Text<'a>,
+}
 
 #[derive(Serialize, Deserialize)]
 struct Image<'a> {
     format: u32,
     snapshot_format: u32,
+    /// The sha256 of `detectors`: what a snapshot that refers to them instead of holding
+    /// a copy records (see [`EmbeddedDetectors`]).
+    detectors_digest: [u8; 32],
+    /// The detectors, encoded as a snapshot encodes the list: a build that adds or
+    /// disables none writes these bytes into its snapshot as they are, or refers to them.
+    #[serde(borrow)]
+    detectors: Text<'a>,
     /// `(name, text)` of every file the image covers, in order: the image applies only to
     /// these exact sources. The text is kept as bytes: compared byte for byte, it needs
     /// no UTF-8 check of its 330 KB on every decode.
@@ -59,9 +78,6 @@ struct Image<'a> {
     guides: Vec<GuideSnap>,
     /// Each detector's file index and id, in order.
     detector_ids: Vec<(usize, String)>,
-    /// The detectors, encoded as a snapshot encodes the list: a build that adds or
-    /// disables none writes these bytes into its snapshot as they are.
-    detectors: Text<'a>,
     roles: BTreeSet<String>,
 }
 
@@ -186,6 +202,8 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
     let image = Image {
         format: IMAGE_FORMAT,
         snapshot_format: SNAPSHOT_FORMAT,
+        detectors_digest: Sha256::digest(&detectors).into(),
+        detectors: Text(&detectors),
         files: sources
             .iter()
             .map(|s| (s.name.as_str(), Text(s.text.as_bytes())))
@@ -204,13 +222,25 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
             .iter()
             .map(|(fi, d)| (*fi, d.id.clone()))
             .collect(),
-        detectors: Text(&detectors),
         roles: low.roles,
     };
     postcard::to_stdvec(&image).map_err(|e| PrecompileError::Encode(e.to_string()))
 }
 
 /// The image decoded, if it describes the leading `sources`.
+/// The detectors `image` holds, to share with the snapshots of sets built on it; `None`
+/// when the image does not decode or is of another format (then no snapshot shares them,
+/// and a snapshot that does is refused).
+pub fn embedded_detectors(image: &'static [u8]) -> Option<EmbeddedDetectors> {
+    let (head, _) = postcard::take_from_bytes::<ImageHead<'static>>(image).ok()?;
+    ((head.format, head.snapshot_format) == (IMAGE_FORMAT, SNAPSHOT_FORMAT)).then_some(
+        EmbeddedDetectors {
+            bytes: head.detectors.0,
+            digest: head.detectors_digest,
+        },
+    )
+}
+
 fn image(image: &'static [u8], sources: &[PolicySource]) -> Result<Image<'static>, PrecompiledUse> {
     let img: Image =
         postcard::from_bytes(image).map_err(|e| PrecompiledUse::Unreadable(e.to_string()))?;

@@ -9,7 +9,7 @@ pub fn compile_user(src: &str) -> BuildOutput {
     build(
         &[PolicySource {
             name: "main.policy".into(),
-            text: src.into(),
+            text: src.to_string().into(),
             layer: Layer::User,
         }],
         &BuildOptions::default(),
@@ -63,7 +63,7 @@ pub fn stdlib_sources() -> Vec<PolicySource> {
         .iter()
         .map(|(name, text)| PolicySource {
             name: (*name).to_string(),
-            text: (*text).to_string(),
+            text: std::borrow::Cow::Borrowed(*text),
             layer: Layer::Stdlib,
         })
         .collect()

@@ -16,7 +16,7 @@ pub fn stdlib_detectors() -> Detectors {
         .iter()
         .map(|(name, text)| PolicySource {
             name: name.to_string(),
-            text: text.to_string(),
+            text: text.to_string().into(),
             layer: Layer::Stdlib,
         })
         .collect();
