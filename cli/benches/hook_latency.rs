@@ -7,6 +7,11 @@
 //! profile); `HOOK_BENCH_RUNS` sets the samples per row (default 300), `HOOK_BENCH_ONLY`
 //! picks one table (`scenarios` or `sizes`), `HOOK_BENCH_BIN` measures another build of
 //! the front binary (the static one `cargo build-hook` links, or an older commit's).
+//!
+//! `HOOK_BENCH_AGAINST=<binary>` compares two builds *turn about* instead: each sample of
+//! one is followed by the same sample of the other (warm and cold, the stdlib alone and
+//! +1,000 rules, each binary in its own project), so a noisy neighbour slows both alike.
+//! It prints p10 and p50 of each and the cold / warm ratio of each.
 
 use std::io::Write;
 use std::path::Path;
@@ -187,6 +192,10 @@ fn main() {
             .status();
         start.elapsed().as_secs_f64() * 1000.0
     });
+    if let Ok(other) = std::env::var("HOOK_BENCH_AGAINST") {
+        turn_about(&[bin, other.as_str()], runs, home.path());
+        return;
+    }
     if only != "sizes" {
         scenarios(bin, runs, home.path());
     }
@@ -239,6 +248,80 @@ fn main() {
             first.0,
             first.2 / floor[0],
         );
+    }
+}
+
+/// Two (or more) builds measured sample by sample, alternating, on the same calls.
+fn turn_about(bins: &[&str], runs: usize, home: &Path) {
+    println!(
+        "\nturn about, {runs} samples per row and binary: {}",
+        bins.join(" vs ")
+    );
+    println!(
+        "{:<44} {:>10} {:>10} {:>10} {:>10}",
+        "binary", "warm p10", "warm p50", "cold p10", "cold p50"
+    );
+    for n in [0usize, 1_000] {
+        let dirs: Vec<tempfile::TempDir> = bins.iter().map(|_| project(n)).collect();
+        let payloads: Vec<Vec<u8>> = dirs
+            .iter()
+            .map(|d| {
+                claude(
+                    d.path(),
+                    "Bash",
+                    serde_json::json!({"command": "cargo test"}),
+                )
+            })
+            .collect();
+        for ((bin, dir), payload) in bins.iter().zip(&dirs).zip(&payloads) {
+            settle(bin, dir.path(), home, payload);
+        }
+        let mut warm: Vec<Vec<f64>> = vec![Vec::new(); bins.len()];
+        let mut cold: Vec<Vec<f64>> = vec![Vec::new(); bins.len()];
+        for round in 0..runs + 5 {
+            for (i, bin) in bins.iter().enumerate() {
+                let (root, payload) = (dirs[i].path(), &payloads[i]);
+                let w = run_once(bin, root, home, "claude", &["--no-log"], payload);
+                if round >= 5 {
+                    warm[i].push(w);
+                }
+            }
+        }
+        for round in 0..runs + 5 {
+            for (i, bin) in bins.iter().enumerate() {
+                let (root, payload) = (dirs[i].path(), &payloads[i]);
+                let _ = std::fs::remove_file(root.join(".contextos/state/policy.cache"));
+                let c = run_once(bin, root, home, "claude", &["--no-log"], payload);
+                if round >= 5 {
+                    cold[i].push(c);
+                }
+            }
+        }
+        let label = if n == 0 {
+            "stdlib alone".to_string()
+        } else {
+            format!("stdlib + {n} rules")
+        };
+        println!("{label}:");
+        for (i, bin) in bins.iter().enumerate() {
+            warm[i].sort_by(f64::total_cmp);
+            cold[i].sort_by(f64::total_cmp);
+            let (w10, w50) = (pct(&warm[i], 0.1), pct(&warm[i], 0.5));
+            let (c10, c50) = (pct(&cold[i], 0.1), pct(&cold[i], 0.5));
+            let name: String = bin
+                .chars()
+                .rev()
+                .take(42)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            println!(
+                "  {name:<42} {w10:>10.2} {w50:>10.2} {c10:>10.2} {c50:>10.2}   cold / warm: p10 {:.2}x, p50 {:.2}x",
+                c10 / w10,
+                c50 / w50
+            );
+        }
     }
 }
 
