@@ -14,6 +14,10 @@
 //! trie per domain × operation, the detectors) and states the body's length, so a
 //! truncated snapshot is refused whole.
 //!
+//! The stdlib's detectors, when the set borrows them unchanged from the binary's
+//! precompiled image, may be left out and named by digest instead
+//! ([`EmbeddedDetectors`]); such a snapshot decodes only where they are given.
+//!
 //! The bytes are not authenticated here: the caller keys and MACs the cache file. A
 //! snapshot whose head or section table does not decode is an error; damage inside a rule
 //! or an index node found later reads as a deny rule (see [`crate::rules::Rules::get`]),

@@ -1,8 +1,10 @@
 //! The policy cache a hook loads: no byte string is trusted unless it is exactly the
 //! cache written for this key and user key. The first byte picks what the rest is:
 //! 0 a whole cache file; 1 edits (offset, xor) to a genuine cache; 2 a bare snapshot
-//! payload; 3 edits to a genuine snapshot payload. Snapshots (read only after the MAC
-//! verifies) must still be rejected cleanly, without a panic or a huge allocation.
+//! payload; 3 edits to a genuine snapshot payload; 4 edits to a genuine cache of a set
+//! built on the precompiled stdlib, which names the embedded detectors instead of holding
+//! them (as every hook's cache does). Snapshots (read only after the MAC verifies) must
+//! still be rejected cleanly, without a panic or a huge allocation.
 #![no_main]
 
 use contextos::fuzzing::{policy_cache_decode, policy_cache_encode};
@@ -22,6 +24,10 @@ struct Genuine {
     user_key: UserKey,
     cache: Vec<u8>,
     payload: Vec<u8>,
+    /// A cache of the stdlib plus [`POLICY`], built on the precompiled image, and the
+    /// full snapshot of its set (detectors included).
+    shared_cache: Vec<u8>,
+    shared_payload: Vec<u8>,
 }
 
 fn genuine() -> &'static Genuine {
@@ -50,10 +56,40 @@ fn genuine() -> &'static Genuine {
         };
         let cache = policy_cache_encode(&KEY, &user_key, &set).unwrap_or_else(|e| panic!("{e}"));
         let payload = set.to_snapshot().unwrap_or_else(|e| panic!("{e}"));
+        let mut sources = contextos_engine::stdlib_sources();
+        sources.push(PolicySource {
+            name: "fuzz.policy".to_string(),
+            text: POLICY.into(),
+            layer: Layer::User,
+        });
+        let lazy = BuildOptions {
+            lazy: true,
+            ..BuildOptions::default()
+        };
+        let (out, _) = contextos_core::build::build_precompiled(
+            contextos_engine::stdlib::PRECOMPILED,
+            &sources,
+            &lazy,
+        );
+        let Some(on_stdlib) = out.policy else {
+            panic!(
+                "the stdlib and the fuzz policy do not compile: {:?}",
+                out.diagnostics
+            );
+        };
+        let shared_cache =
+            policy_cache_encode(&KEY, &user_key, &on_stdlib).unwrap_or_else(|e| panic!("{e}"));
+        let shared_payload = on_stdlib.to_snapshot().unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            shared_cache.len() < shared_payload.len(),
+            "the cache does not name the embedded detectors"
+        );
         Genuine {
             user_key,
             cache,
             payload,
+            shared_cache,
+            shared_payload,
         }
     })
 }
@@ -91,9 +127,19 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let g = genuine();
-    match mode % 4 {
+    match mode % 5 {
+        4 => {
+            let bytes = edited(&g.shared_cache, rest);
+            if let Ok(set) = policy_cache_decode(&bytes, &KEY, &g.user_key) {
+                assert!(
+                    bytes == g.shared_cache,
+                    "a cache that is not the one written was trusted"
+                );
+                assert_eq!(set.to_snapshot().ok(), Some(g.shared_payload.clone()));
+            }
+        }
         0 | 1 => {
-            let bytes = if mode % 4 == 0 {
+            let bytes = if mode % 5 == 0 {
                 rest.to_vec()
             } else {
                 edited(&g.cache, rest)
@@ -107,7 +153,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         _ => {
-            let bytes = if mode % 4 == 2 {
+            let bytes = if mode % 5 == 2 {
                 rest.to_vec()
             } else {
                 edited(&g.payload, rest)
