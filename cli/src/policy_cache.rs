@@ -253,7 +253,7 @@ pub(crate) fn decode(
 }
 
 /// The stdlib's detectors this binary embeds, which a cache refers to instead of holding
-/// a copy (three quarters of a stdlib-only cache, written and MAC'd by every cold hook).
+/// a copy (half of a stdlib-only cache, written and MAC'd by every cold hook).
 /// The cache key names this binary, so a cache is read only by a binary holding the same
 /// detectors; the snapshot names them by digest besides, and is refused where they differ.
 fn embedded_detectors() -> Option<contextos_engine::snapshot::EmbeddedDetectors> {

@@ -43,10 +43,10 @@ pub const SNAPSHOT_FORMAT: u32 = 8;
 /// ([`crate::build::embedded_detectors`]), with their sha256 (recorded in the image when
 /// it was made).
 ///
-/// They are three quarters of a stdlib-only snapshot. A snapshot of a set that borrows
-/// them unchanged can refer to them instead of holding a copy
-/// ([`crate::PolicySet::to_snapshot_sharing`]): a cold hook then writes and MACs a quarter
-/// of the bytes. Such a snapshot names them by digest, and decodes only where the same
+/// They are half of a stdlib-only snapshot. A snapshot of a set that borrows them
+/// unchanged can refer to them instead of holding a copy
+/// ([`crate::PolicySet::to_snapshot_sharing`]): a cold hook then writes and MACs half the
+/// bytes. Such a snapshot names them by digest, and decodes only where the same
 /// detectors are at hand; anywhere else it is refused, never read without its detectors.
 #[derive(Debug, Clone, Copy)]
 pub struct EmbeddedDetectors {

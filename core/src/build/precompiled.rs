@@ -41,18 +41,9 @@ use std::collections::BTreeSet;
 const IMAGE_FORMAT: u32 = 2;
 
 /// The image's first fields, which [`embedded_detectors`] reads without decoding the rest:
-/// postcard writes a struct's fields in order, so these are also [`Image`]'s first four.
-#[derive(Deserialize)]
-struct ImageHead<'a> {
-    format: u32,
-    snapshot_format: u32,
-    detectors_digest: [u8; 32],
-    #[serde(borrow)]
-    detectors: Text<'a>,
-}
-
+/// postcard writes a nested struct's fields in place, so they lead the image's bytes.
 #[derive(Serialize, Deserialize)]
-struct Image<'a> {
+struct ImageHead<'a> {
     format: u32,
     snapshot_format: u32,
     /// The sha256 of `detectors`: what a snapshot that refers to them instead of holding
@@ -62,6 +53,12 @@ struct Image<'a> {
     /// disables none writes these bytes into its snapshot as they are, or refers to them.
     #[serde(borrow)]
     detectors: Text<'a>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Image<'a> {
+    #[serde(borrow)]
+    head: ImageHead<'a>,
     /// `(name, text)` of every file the image covers, in order: the image applies only to
     /// these exact sources. The text is kept as bytes: compared byte for byte, it needs
     /// no UTF-8 check of its 330 KB on every decode.
@@ -200,10 +197,12 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
     let detectors =
         postcard::to_stdvec(&list).map_err(|e| PrecompileError::Encode(e.to_string()))?;
     let image = Image {
-        format: IMAGE_FORMAT,
-        snapshot_format: SNAPSHOT_FORMAT,
-        detectors_digest: Sha256::digest(&detectors).into(),
-        detectors: Text(&detectors),
+        head: ImageHead {
+            format: IMAGE_FORMAT,
+            snapshot_format: SNAPSHOT_FORMAT,
+            detectors_digest: Sha256::digest(&detectors).into(),
+            detectors: Text(&detectors),
+        },
         files: sources
             .iter()
             .map(|s| (s.name.as_str(), Text(s.text.as_bytes())))
@@ -227,7 +226,6 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
     postcard::to_stdvec(&image).map_err(|e| PrecompileError::Encode(e.to_string()))
 }
 
-/// The image decoded, if it describes the leading `sources`.
 /// The detectors `image` holds, to share with the snapshots of sets built on it; `None`
 /// when the image does not decode or is of another format (then no snapshot shares them,
 /// and a snapshot that does is refused).
@@ -241,13 +239,14 @@ pub fn embedded_detectors(image: &'static [u8]) -> Option<EmbeddedDetectors> {
     )
 }
 
+/// The image decoded, if it describes the leading `sources`.
 fn image(image: &'static [u8], sources: &[PolicySource]) -> Result<Image<'static>, PrecompiledUse> {
     let img: Image =
         postcard::from_bytes(image).map_err(|e| PrecompiledUse::Unreadable(e.to_string()))?;
-    if (img.format, img.snapshot_format) != (IMAGE_FORMAT, SNAPSHOT_FORMAT) {
+    if (img.head.format, img.head.snapshot_format) != (IMAGE_FORMAT, SNAPSHOT_FORMAT) {
         return Err(PrecompiledUse::Unreadable(format!(
             "made with image format {} and snapshot format {}, this build has {IMAGE_FORMAT} and {SNAPSHOT_FORMAT}",
-            img.format, img.snapshot_format
+            img.head.format, img.head.snapshot_format
         )));
     }
     let same = sources.len() >= img.files.len()
@@ -284,7 +283,7 @@ fn seed(img: Image<'static>, decode_detectors: bool) -> Result<Seed, Precompiled
         return Err(damaged("a file index"));
     }
     let (detectors, encoded_detectors) = if decode_detectors {
-        let list: Vec<CompiledDetector> = postcard::from_bytes(img.detectors.0)
+        let list: Vec<CompiledDetector> = postcard::from_bytes(img.head.detectors.0)
             .map_err(|e| PrecompiledUse::Unreadable(format!("the detectors: {e}")))?;
         if list.len() != img.detector_ids.len() {
             return Err(PrecompiledUse::Unreadable(
@@ -294,7 +293,7 @@ fn seed(img: Image<'static>, decode_detectors: bool) -> Result<Seed, Precompiled
         let files = img.detector_ids.iter().map(|(fi, _)| *fi);
         (files.zip(list).collect(), None)
     } else {
-        (Vec::new(), Some(img.detectors.0))
+        (Vec::new(), Some(img.head.detectors.0))
     };
     let lets = img
         .lets
