@@ -183,6 +183,10 @@ fn main() {
         eprintln!("cannot create a temporary directory");
         std::process::exit(2);
     };
+    if let Ok(other) = std::env::var("HOOK_BENCH_AGAINST") {
+        turn_about(&[bin, other.as_str()], runs, home.path());
+        return;
+    }
     // The floor: the same binary doing nothing but starting.
     let floor = measure(runs, || {
         let start = Instant::now();
@@ -192,10 +196,6 @@ fn main() {
             .status();
         start.elapsed().as_secs_f64() * 1000.0
     });
-    if let Ok(other) = std::env::var("HOOK_BENCH_AGAINST") {
-        turn_about(&[bin, other.as_str()], runs, home.path());
-        return;
-    }
     if only != "sizes" {
         scenarios(bin, runs, home.path());
     }
@@ -251,7 +251,7 @@ fn main() {
     }
 }
 
-/// Two (or more) builds measured sample by sample, alternating, on the same calls.
+/// Builds measured sample by sample, alternating, on the same calls.
 fn turn_about(bins: &[&str], runs: usize, home: &Path) {
     println!(
         "\nturn about, {runs} samples per row and binary: {}",
