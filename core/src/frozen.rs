@@ -105,19 +105,22 @@ fn usize_at(b: &[u8], at: usize) -> Option<usize> {
     u32_at(b, at).and_then(|v| usize::try_from(v).ok())
 }
 
-/// A trie under construction: string keys per level, an opaque payload per node.
+/// A trie under construction: string keys per level, an opaque payload per node. Keys
+/// are borrowed from the rules being filed, which outlive the builder: a cold build files
+/// every pattern, and most keys (`src`, `cargo`) are there already, so owning them cost
+/// an allocation per lookup.
 #[derive(Default)]
-pub(crate) struct TrieBuilder {
+pub(crate) struct TrieBuilder<'k> {
     payload: Vec<u8>,
-    children: BTreeMap<String, TrieBuilder>,
+    children: BTreeMap<&'k str, TrieBuilder<'k>>,
 }
 
-impl TrieBuilder {
+impl<'k> TrieBuilder<'k> {
     /// The node reached by following `path` from this one, created as needed.
-    pub(crate) fn node<'k>(&mut self, path: impl IntoIterator<Item = &'k str>) -> &mut Self {
+    pub(crate) fn node(&mut self, path: impl IntoIterator<Item = &'k str>) -> &mut Self {
         let mut node = self;
         for key in path {
-            node = node.children.entry(key.to_string()).or_default();
+            node = node.children.entry(key).or_default();
         }
         node
     }
@@ -154,7 +157,7 @@ fn put_len(out: &mut Vec<u8>, n: usize) -> Result<(), String> {
 
 /// Writes `node`'s children first (their offsets are needed in its table), then the node;
 /// returns the node's offset.
-fn write_node(node: TrieBuilder, out: &mut Vec<u8>, ordinal: &mut u32) -> Result<u32, String> {
+fn write_node(node: TrieBuilder<'_>, out: &mut Vec<u8>, ordinal: &mut u32) -> Result<u32, String> {
     let mut table = Vec::with_capacity(node.children.len());
     for (key, child) in node.children {
         let at = write_node(child, out, ordinal)?;

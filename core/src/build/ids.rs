@@ -16,9 +16,10 @@ pub(super) fn check_unique(
     detectors: &[(usize, CompiledDetector)],
 ) {
     let files = ctx.files;
-    let mut seen: HashMap<String, Origin> = HashMap::new();
+    // Borrowed, and sized once: a cold build checks every rule, the stdlib's included.
+    let mut seen: HashMap<&str, &Origin> = HashMap::with_capacity(rules.len());
     for r in rules {
-        if let Some(prev) = seen.get(&r.id) {
+        if let Some(prev) = seen.get(r.id.as_str()) {
             let fi = files
                 .iter()
                 .position(|f| f.name == r.origin.file)
@@ -34,7 +35,7 @@ pub(super) fn check_unique(
                 .with_help("rule ids must be unique across the policy set (stdlib included)"),
             );
         } else {
-            seen.insert(r.id.clone(), r.origin.clone());
+            seen.insert(&r.id, &r.origin);
         }
     }
     let mut seen_detectors: HashMap<&str, &Origin> = HashMap::new();

@@ -51,6 +51,13 @@ fn lint_rules(
 /// second thread costs more than it saves.
 const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
 
+/// Nor is a second thread worth it when the smaller share would be under this many bytes.
+/// Files are never split, so a project's one large file (after a precompiled stdlib, often
+/// the only source) leaves one side empty: the spawned thread would parse it all while
+/// the calling thread waits, paying the thread and a fresh malloc arena (grown a page at a
+/// time by `mprotect`, every page faulted in) for nothing.
+const PARALLEL_PARSE_SHARE: usize = 16 * 1024;
+
 /// Parses every source, in order. Files do not depend on each other until the passes
 /// after parsing, so with enough text (the stdlib alone is some 330 KB) the files after
 /// the file boundary nearest the half-way byte are parsed on a second thread; the
@@ -67,14 +74,17 @@ pub(super) fn parse_all(sources: &[PolicySource]) -> Vec<contextos_grammar::Pars
     }
     // The file boundary that leaves the two threads the most even shares of bytes.
     let mut before = 0;
-    let split = (0..=sources.len())
+    let (larger, split) = (0..=sources.len())
         .map(|i| {
             let here = before;
             before += sources.get(i).map_or(0, |s| s.text.len());
             (here.max(total - here), i)
         })
         .min()
-        .map_or(0, |(_, i)| i);
+        .unwrap_or((total, 0));
+    if total - larger < PARALLEL_PARSE_SHARE {
+        return parse(sources);
+    }
     let (first, second) = sources.split_at(split);
     std::thread::scope(|scope| {
         let later = scope.spawn(|| parse(second));
