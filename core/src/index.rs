@@ -15,7 +15,7 @@ use crate::request::{Domain, NetOp, PathOp, Request, RequestKind};
 use crate::rules::{Rules, DAMAGED};
 use contextos_grammar::ast::Effect;
 use globset::{GlobSet, GlobSetBuilder};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The tries of one index, in a fixed order: the sections of a snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +81,10 @@ pub struct Index {
     /// Frozen tries handed over by a snapshot, by [`Slot`] position; empty for a set
     /// compiled from source (each slot is frozen from the rules on first use).
     frozen: Vec<crate::section::Section>,
+    /// For a set compiled from source: each slot's trie once frozen, by [`Slot`] position.
+    /// A cold call freezes every slot to write its cache and then decides; kept here, the
+    /// slot it decides on is not frozen a second time.
+    made: [OnceLock<Result<Bytes, String>>; 9],
     globs: [OnceLock<GlobIndex>; 8],
     exec: OnceLock<ArgvTrie>,
 }
@@ -99,13 +103,25 @@ impl Index {
         }
     }
 
+    /// The slot's frozen trie: the snapshot's section, or the one frozen from `rules` (once).
+    /// A section that cannot be read is an error: every lookup through it is damaged.
+    pub(crate) fn frozen(&self, rules: &Rules, slot: Slot) -> Result<Bytes, String> {
+        let at = slot.position();
+        match self.frozen.get(at) {
+            Some(s) => s
+                .bytes()
+                .ok_or_else(|| format!("the index section {at} cannot be read")),
+            None => match self.made.get(at) {
+                Some(cell) => cell
+                    .get_or_init(|| slot.freeze(rules).map(|b| Bytes::new(Arc::new(b))))
+                    .clone(),
+                None => slot.freeze(rules).map(|b| Bytes::new(Arc::new(b))),
+            },
+        }
+    }
+
     fn trie(&self, rules: &Rules, slot: Slot) -> Option<Trie> {
-        let bytes = match self.frozen.get(slot.position()) {
-            // A section that cannot be read opens as no trie: every lookup is damaged.
-            Some(s) => s.bytes()?,
-            None => Bytes::new(std::sync::Arc::new(slot.freeze(rules).ok()?)),
-        };
-        Trie::open(bytes)
+        Trie::open(self.frozen(rules, slot).ok()?)
     }
 
     fn glob_index(&self, rules: &Rules, slot: Slot) -> &GlobIndex {

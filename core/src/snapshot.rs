@@ -270,9 +270,11 @@ pub(crate) fn encode(
             postcard::to_extend(&snap, blob).map_err(|e| e.to_string())
         })
         .map_err(SnapshotError::Encode)?;
+    // Through the set's index, which keeps what it freezes: the request a cold call then
+    // decides reads the same tries.
     let tries = Slot::ALL
         .iter()
-        .map(|slot| slot.freeze(&set.rules))
+        .map(|slot| set.index.frozen(&set.rules, *slot))
         .collect::<Result<Vec<_>, _>>()
         .map_err(SnapshotError::Encode)?;
     // Detectors the binary holds encoded (a precompiled stdlib's) are written as they are,
@@ -301,7 +303,7 @@ pub(crate) fn encode(
     // sections are copied once, straight into the snapshot (a third of a megabyte for the
     // stdlib), never into a body of their own first.
     let mut parts: Vec<&[u8]> = vec![&table, &blob];
-    parts.extend(tries.iter().map(Vec::as_slice));
+    parts.extend(tries.iter().map(Bytes::as_slice));
     parts.push(detectors);
     let mut sections = Vec::with_capacity(parts.len());
     let mut body = 0u64;

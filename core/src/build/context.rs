@@ -32,6 +32,9 @@ pub(super) struct Ctx<'a> {
     pub(super) files: &'a [SourceFile],
     pub(super) layers: Vec<Layer>,
     pub(super) diags: Vec<FileDiagnostic>,
+    /// How many of `diags` are errors: rules ask before and after lowering, and counting
+    /// made a build with many warnings quadratic in its rules.
+    errors: usize,
     pub(super) lets: HashMap<String, LetDef>,
     pub(super) cycles_reported: BTreeSet<String>,
     /// Every `override let`, in declaration order.
@@ -47,6 +50,7 @@ impl<'a> Ctx<'a> {
             files,
             layers,
             diags: Vec::new(),
+            errors: 0,
             lets: HashMap::new(),
             cycles_reported: BTreeSet::new(),
             overrides: Vec::new(),
@@ -58,10 +62,7 @@ impl<'a> Ctx<'a> {
 
 impl Ctx<'_> {
     pub(super) fn error_count(&self) -> usize {
-        self.diags
-            .iter()
-            .filter(|d| d.diagnostic.is_error())
-            .count()
+        self.errors
     }
 
     /// Whether file `fi`'s detector regexes and globs ([`Ctx::check_glob`]) go unchecked:
@@ -88,6 +89,7 @@ impl Ctx<'_> {
     }
 
     pub(super) fn err(&mut self, file: usize, d: Diagnostic) {
+        self.errors += usize::from(d.is_error());
         self.diags.push(FileDiagnostic {
             file,
             diagnostic: d,

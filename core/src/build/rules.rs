@@ -19,7 +19,7 @@ pub(super) fn compile_rule(
     r: &ast::Rule,
     role: Option<&str>,
 ) -> Option<CompiledRule> {
-    let errors_before = ctx.diags.iter().filter(|d| d.diagnostic.is_error()).count();
+    let errors_before = ctx.error_count();
     let domain = check_domain(ctx, fi, &r.domain)?;
     if domain == Domain::Plugin && ctx.layers.get(fi) == Some(&Layer::Plugin) {
         ctx.err(fi, plugin_may_not(r.domain.span, "decide plugins"));
@@ -200,7 +200,7 @@ pub(super) fn compile_rule(
             .with_help("a reason tells the agent and the reviewer why the verdict was given"),
         );
     }
-    let errors_after = ctx.diags.iter().filter(|d| d.diagnostic.is_error()).count();
+    let errors_after = ctx.error_count();
     if errors_after > errors_before {
         return None;
     }

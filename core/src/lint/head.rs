@@ -50,14 +50,13 @@ pub fn check(domain: Domain, pattern: &str) -> Option<Finding> {
         .strip_prefix("~/")
         .or_else(|| pattern.strip_prefix('/'))
         .unwrap_or(pattern);
-    let segs: Vec<&str> = body.split('/').collect();
-    if segs.contains(&"..") {
+    if body.split('/').any(|s| s == "..") {
         return dead(
             "has a `..` segment, which canonical paths never have",
             "paths outside the project are written from `/` or `~/` (`~/.ssh/**`)".into(),
         );
     }
-    if segs.contains(&".") {
+    if body.split('/').any(|s| s == ".") {
         return dead(
             "has a `.` segment, which canonical paths never have",
             format!("write {:?}", fold_dots(pattern)),
@@ -95,16 +94,13 @@ fn regex_hint(p: &str) -> Option<String> {
 
 /// A `\` followed by a character that is not glob syntax: meant as a separator.
 fn has_backslash_separator(p: &str) -> bool {
-    let b: Vec<char> = p.chars().collect();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == '\\' {
-            match b.get(i + 1) {
-                Some(c) if "*?[]{}\\!,-^".contains(*c) => i += 2,
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(n) if "*?[]{}\\!,-^".contains(n) => {}
                 _ => return true,
             }
-        } else {
-            i += 1;
         }
     }
     false
