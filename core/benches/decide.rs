@@ -524,7 +524,48 @@ fn bench_compile(c: &mut Criterion) {
     g.bench_function("stdlib_precompiled_snapshot", |b| {
         b.iter(|| precompiled(black_box(&stdlib)));
     });
+    // A cold hook call in a project of its own, in process: the precompiled stdlib plus
+    // one file of 1,000 rules (the hook_latency bench's project), built lazily, encoded,
+    // then one exec request decided on the set, as the cold call decides.
+    let mut project = stdlib.clone();
+    project.push(PolicySource {
+        name: "main.policy".into(),
+        text: hook_bench_rules(1_000).into(),
+        layer: Layer::User,
+    });
+    let request = Request::exec(["cargo", "test"]);
+    let cold_call = |sources: &[PolicySource]| {
+        let (out, used) = build_precompiled(image, sources, &lazy);
+        assert_eq!(used, PrecompiledUse::Used);
+        let set = out.policy?;
+        let bytes = set.to_snapshot().ok()?;
+        Some((
+            bytes.len(),
+            set.decide(&request, EvalOptions::default()).verdict,
+        ))
+    };
+    assert!(
+        cold_call(&project).is_some(),
+        "the stdlib and 1,000 rules do not compile"
+    );
+    g.bench_function("stdlib_precompiled_plus_1000_snapshot_decide", |b| {
+        b.iter(|| cold_call(black_box(&project)));
+    });
     g.finish();
+}
+
+/// The hook_latency bench's generated project file: `n` one-line rules, four shapes.
+fn hook_bench_rules(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        let _ = match i % 4 {
+            0 => writeln!(s, "@id(\"u-{i}\") deny path write \"gen{i}/**/*.rs\" because \"generated\";"),
+            1 => writeln!(s, "@id(\"u-{i}\") allow exec \"tool{i} build *\" because \"routine\";"),
+            2 => writeln!(s, "@id(\"u-{i}\") ask path write \"mod{i}/src/**\" when path.ext == \"toml\" because \"review\";"),
+            _ => writeln!(s, "@id(\"u-{i}\") deny exec \"danger{i} *\" because \"dangerous\";"),
+        };
+    }
+    s
 }
 
 /// ≈`target` bytes of realistic policy text: lets, annotated rules of every shape, role
