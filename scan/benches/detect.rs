@@ -7,7 +7,8 @@
 //! The text is the `medium` profile of the project's generated corpus
 //! (`tests/corpus/generator.rs`: source in 20 file types, lockfiles, minified bundles,
 //! planted secrets), every line added, with the stdlib's detectors. Throughput is MB of
-//! text per second on one thread. `decode_view` measures the decoding layer alone.
+//! text per second on one thread. `keywords` measures the keyword
+//! search alone (gate and walks), `decode_view` the decoding layer alone.
 
 #![allow(
     clippy::unwrap_used,
@@ -19,13 +20,15 @@
 #[path = "../../tests/corpus/generator.rs"]
 mod generator;
 
+use contextos_core::detector::DetectorKind;
 use contextos_core::{build, BuildOptions, Layer, PolicySource};
 use contextos_scan::change::{Added, ChangeStatus, ChangedFile, EntryKind};
 use contextos_scan::detect::Detectors;
+use contextos_scan::keywords::{Keywords, KeywordsBuilder};
 use contextos_scan::text::{self, Lines};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-fn detectors() -> Detectors {
+fn stdlib() -> contextos_core::PolicySet {
     let sources: Vec<PolicySource> = contextos_stdlib::FILES
         .iter()
         .map(|(name, text)| PolicySource {
@@ -34,11 +37,30 @@ fn detectors() -> Detectors {
             layer: Layer::Stdlib,
         })
         .collect();
-    let out = build(&sources, &BuildOptions::default());
-    let policy = out.policy.expect("the stdlib compiles");
+    build(&sources, &BuildOptions::default())
+        .policy
+        .expect("the stdlib compiles")
+}
+
+fn detectors() -> Detectors {
+    let policy = stdlib();
     let d = Detectors::new(policy.detectors.get().unwrap()).expect("detectors prepare");
     d.warm().expect("every detector regex compiles");
     d
+}
+
+/// The stdlib detectors' keywords alone: the gate and the anchored walks, without the
+/// regexes they wake.
+fn keywords() -> Keywords {
+    let policy = stdlib();
+    let mut b = KeywordsBuilder::default();
+    for (i, d) in policy.detectors.get().unwrap().iter().enumerate() {
+        let as_written = d.kind == DetectorKind::Secret && d.case_sensitive;
+        for k in &d.keywords {
+            b.add(k, i, as_written);
+        }
+    }
+    b.build().unwrap().expect("the stdlib has keywords")
 }
 
 /// The corpus's text files as changed files with every line added.
@@ -77,6 +99,16 @@ fn bench(c: &mut Criterion) {
                 d.added_text(f, content, all, &mut out).expect("scan");
             }
             out.len()
+        });
+    });
+    let keywords = keywords();
+    g.bench_function("keywords_medium_corpus", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for f in &files {
+                keywords.for_each_hit(f.content.as_deref().unwrap_or_default(), |_| n += 1);
+            }
+            n
         });
     });
     g.bench_function("decode_view_medium_corpus", |b| {

@@ -13,10 +13,23 @@
 
 use gix::objs::Kind;
 use gix::zlib::{Inflate, Status};
+use std::cell::RefCell;
+use std::io::Read;
 use std::path::Path;
 
 /// The largest loose object header (`git2`'s bound, as gix uses).
 const HEADER_MAX: usize = 64;
+
+/// A compressed buffer larger than this is not kept for the next object: one large blob
+/// must not pin its size in memory for the rest of the scan.
+const KEEP_BYTES: usize = 4 << 20;
+
+thread_local! {
+    /// The object file last read on this thread. A worker reads thousands of objects one
+    /// after another; reading each into the same buffer spares an allocation, a `statx`
+    /// for the size and the fresh pages a new buffer faults in.
+    static COMPRESSED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// What the loose object file of a blob holds.
 #[derive(Debug, PartialEq, Eq)]
@@ -32,10 +45,23 @@ pub(crate) enum Loose {
 pub(crate) fn blob(objects: &Path, id: &gix::oid, limit: u64) -> Option<Loose> {
     let hex = id.to_hex().to_string();
     let (dir, file) = (hex.get(..2)?, hex.get(2..)?);
-    let compressed = std::fs::read(objects.join(dir).join(file)).ok()?;
+    let path = objects.join(dir).join(file);
+    COMPRESSED.with_borrow_mut(|buf| {
+        buf.clear();
+        let read = std::fs::File::open(&path).and_then(|mut f| f.read_to_end(buf));
+        let out = read.ok().and_then(|_| inflate_blob(buf, limit));
+        if buf.capacity() > KEEP_BYTES {
+            *buf = Vec::new();
+        }
+        out
+    })
+}
+
+/// The blob in a loose object file's bytes, or `None` when they are not one whole blob.
+fn inflate_blob(compressed: &[u8], limit: u64) -> Option<Loose> {
     let mut inflate = Inflate::default();
     let mut header = [0u8; HEADER_MAX];
-    let (status, consumed_in, consumed_out) = inflate.prefix(&compressed, &mut header).ok()?;
+    let (status, consumed_in, consumed_out) = inflate.prefix(compressed, &mut header).ok()?;
     if status == Status::BufError {
         return None;
     }
