@@ -590,6 +590,55 @@ fn case_sensitive_keywords_match_as_written() {
     assert_eq!(got("NTExabc\n"), [("cs".to_string(), Some(1))]);
 }
 
+/// Detector regexes run with Unicode mode off where the pattern allows: `\b` is then an
+/// ASCII boundary, so a token glued to a non-ASCII letter is still found (Unicode mode
+/// counts `é` as a word character and would miss it). A pattern that needs Unicode
+/// (`\p{Greek}`) still compiles and matches as written.
+#[test]
+fn regexes_run_in_ascii_mode_unless_the_pattern_needs_unicode() {
+    let src = r#"language 1;
+@id("ascii")
+detector secret """\b(KEY[0-9]{8})\b""" { keywords: ["KEY"] };
+@id("greek")
+detector secret """(\p{Greek}{3}[0-9]{8})""" { keywords: ["αβγ"] };
+"#;
+    let policy = build(
+        &[PolicySource {
+            name: "t.policy".into(),
+            text: src.into(),
+            layer: Layer::User,
+        }],
+        &BuildOptions::default(),
+    )
+    .policy
+    .expect("compiles");
+    let d = scan::detect::Detectors::new(policy.detectors.get().unwrap()).expect("prepare");
+    d.warm().expect("both regexes compile");
+    let got = |text: &str| rules(&d, "a.txt", text);
+    assert_eq!(got("x = éKEY12345678;\n"), [("ascii".to_string(), Some(1))]);
+    assert_eq!(got("x = KEY12345678é;\n"), [("ascii".to_string(), Some(1))]);
+    assert_eq!(got("x = KEY123456789;\n"), []);
+    assert_eq!(got("αβγ12345678\n"), [("greek".to_string(), Some(1))]);
+}
+
+/// Telnyx's keyword is matched as written (`KEY`, so that `key` on every line of
+/// configuration does not wake its regex); its keys, which begin so, are still found.
+#[test]
+fn telnyx_keys_are_found_with_their_keyword_as_written() {
+    let d = detectors();
+    let token = p(&[
+        "KEY",
+        &rnd(5, 28, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+        "_",
+        &rnd(6, 22, AN),
+    ]);
+    let got = rules(&d, "a.env", &format!("TELNYX={token}\n"));
+    assert!(
+        got.contains(&("telnyx-api-key".to_string(), Some(1))),
+        "{got:?}"
+    );
+}
+
 /// GitHub's token checksum: CRC-32 of the random part, six base62 digits.
 fn checksum62(random: &str) -> String {
     let mut n = contextos_scan::checksum::crc32(random.as_bytes());
