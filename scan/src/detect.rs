@@ -11,16 +11,15 @@ use crate::checksum;
 use crate::decode;
 use crate::finding::{Finding, FindingKind};
 use crate::keywords::{Keywords, KeywordsBuilder};
+use crate::modal::ModalRegex;
 use crate::reach;
 use crate::text::{self, Lines};
 use contextos_core::detector::{CompiledDetector, DetectorKind, Severity};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
 
-/// Upper bound for a compiled detector regex; the compiler checks against the same bound.
-pub const REGEX_SIZE_LIMIT: usize = 1 << 22;
+pub use crate::modal::REGEX_SIZE_LIMIT;
 
 /// Why the detectors could not be prepared (a policy that passed `check` never fails here,
 /// but a scan must not trust that: failing to prepare fails the scan closed).
@@ -48,14 +47,14 @@ struct Prepared {
     /// and none of `exclude`.
     paths: Vec<usize>,
     exclude: Vec<usize>,
-    regexes: Vec<OnceLock<Result<Regex, DetectorError>>>,
+    regexes: Vec<ModalRegex>,
     /// For a `multiline` detector, per pattern: how many lines past a keyword's line a
     /// match starting on it can reach ([`reach`]); `None` is "to the end of the block".
     reach: Vec<Option<usize>>,
-    content: OnceLock<Result<Option<Regex>, DetectorError>>,
-    unless_before: OnceLock<Result<Option<Regex>, DetectorError>>,
-    skip: OnceLock<Result<Option<Regex>, DetectorError>>,
-    ignore: OnceLock<Result<Option<Regex>, DetectorError>>,
+    content: ModalRegex,
+    unless_before: ModalRegex,
+    skip: ModalRegex,
+    ignore: ModalRegex,
     allow: BTreeSet<Vec<u8>>,
     stopwords: Vec<Vec<u8>>,
 }
@@ -81,50 +80,24 @@ fn path_glob(pattern: &str, case_insensitive: bool) -> Result<Glob, String> {
         .map_err(|e| e.kind().to_string())
 }
 
-/// Compiles a detector's regex with Unicode mode off where the pattern allows it, and as
-/// written (Unicode on) where it does not (`\p{L}`, a class holding a non-ASCII letter).
-///
-/// Secrets and stub markers are ASCII, and over ASCII text the two modes match the same.
-/// Unicode mode costs the scan for every woken line: `\b` makes the lazy DFA give up on
-/// the first non-ASCII byte, `(?i)` folds `k` with the Kelvin sign and `s` with `ſ`, and
-/// every `[^…]` class becomes a UTF-8 automaton, so each search builds more states. On
-/// non-ASCII text the ASCII form is the stricter one where it differs: a byte outside
-/// ASCII is never a word character, so `\b` sees a boundary next to `é` and a token
-/// glued to a non-English word is still found.
-fn compile_regex(pattern: &str, id: &str) -> Result<Regex, DetectorError> {
-    let build = |unicode: bool| {
-        RegexBuilder::new(pattern)
-            .unicode(unicode)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-    };
-    build(false)
-        .or_else(|_| build(true))
-        .map_err(|e| DetectorError::Invalid {
-            id: id.to_string(),
-            message: e.to_string(),
-        })
-}
-
-fn lazy_regex<'a>(
-    cell: &'a OnceLock<Result<Regex, DetectorError>>,
-    pattern: &str,
-    id: &str,
-) -> Result<&'a Regex, DetectorError> {
-    cell.get_or_init(|| compile_regex(pattern, id))
-        .as_ref()
-        .map_err(Clone::clone)
-}
-
-fn lazy_opt_regex<'a>(
-    cell: &'a OnceLock<Result<Option<Regex>, DetectorError>>,
+/// The form of an optional pattern (`content`, `skip`, …) that answers for `text` as the
+/// pattern as written would ([`ModalRegex::exact_for`]).
+fn exact_opt<'a>(
+    cell: &'a ModalRegex,
     pattern: Option<&str>,
     id: &str,
+    text: &[u8],
 ) -> Result<Option<&'a Regex>, DetectorError> {
-    cell.get_or_init(|| pattern.map(|p| compile_regex(p, id)).transpose())
-        .as_ref()
-        .map(Option::as_ref)
-        .map_err(Clone::clone)
+    pattern
+        .map(|p| cell.exact_for(p, text).map_err(|e| invalid(id, &e)))
+        .transpose()
+}
+
+fn invalid(id: &str, e: &regex::Error) -> DetectorError {
+    DetectorError::Invalid {
+        id: id.to_string(),
+        message: e.to_string(),
+    }
 }
 
 impl Detectors {
@@ -162,7 +135,7 @@ impl Detectors {
             let regexes = if d.kind == DetectorKind::File {
                 Vec::new()
             } else {
-                d.patterns.iter().map(|_| OnceLock::new()).collect()
+                d.patterns.iter().map(|_| ModalRegex::default()).collect()
             };
             let reach = if d.kind == DetectorKind::Secret && d.multiline {
                 d.patterns.iter().map(|p| reach::max_newlines(p)).collect()
@@ -178,10 +151,10 @@ impl Detectors {
                 exclude,
                 regexes,
                 reach,
-                content: OnceLock::new(),
-                unless_before: OnceLock::new(),
-                skip: OnceLock::new(),
-                ignore: OnceLock::new(),
+                content: ModalRegex::default(),
+                unless_before: ModalRegex::default(),
+                skip: ModalRegex::default(),
+                ignore: ModalRegex::default(),
                 allow: d.allow.iter().map(|a| a.as_bytes().to_vec()).collect(),
                 stopwords: d
                     .stopwords
@@ -215,13 +188,20 @@ impl Detectors {
     /// Compiles every regex now (for `contextos check`-like validation and benches).
     pub fn warm(&self) -> Result<(), DetectorError> {
         for p in &self.prepared {
+            let id = &p.det.id;
             for (cell, pat) in p.regexes.iter().zip(&p.det.patterns) {
-                lazy_regex(cell, pat, &p.det.id)?;
+                cell.warm(pat).map_err(|e| invalid(id, &e))?;
             }
-            lazy_opt_regex(&p.content, p.det.content.as_deref(), &p.det.id)?;
-            lazy_opt_regex(&p.unless_before, p.det.unless_before.as_deref(), &p.det.id)?;
-            lazy_opt_regex(&p.skip, p.det.skip.as_deref(), &p.det.id)?;
-            lazy_opt_regex(&p.ignore, p.det.ignore.as_deref(), &p.det.id)?;
+            for (cell, pat) in [
+                (&p.content, &p.det.content),
+                (&p.unless_before, &p.det.unless_before),
+                (&p.skip, &p.det.skip),
+                (&p.ignore, &p.det.ignore),
+            ] {
+                if let Some(pat) = pat {
+                    cell.warm(pat).map_err(|e| invalid(id, &e))?;
+                }
+            }
         }
         Ok(())
     }
@@ -246,9 +226,12 @@ impl Detectors {
             if p.paths.is_empty() || !self.applies(p, &matched) {
                 continue;
             }
-            if let Some(re) = lazy_opt_regex(&p.content, p.det.content.as_deref(), &p.det.id)? {
-                let holds = file.content.as_deref().is_some_and(|c| re.is_match(c));
-                if !holds {
+            if p.det.content.is_some() {
+                let Some(c) = file.content.as_deref() else {
+                    continue;
+                };
+                let re = exact_opt(&p.content, p.det.content.as_deref(), &p.det.id, c)?;
+                if !re.is_some_and(|re| re.is_match(c)) {
                     continue;
                 }
             }
@@ -388,7 +371,6 @@ impl Detectors {
                 lr.end
             };
             for (k, (cell, pat)) in p.regexes.iter().zip(&p.det.patterns).enumerate() {
-                let re = lazy_regex(cell, pat, &p.det.id)?;
                 // A match starting on this line ends within `n` more lines; one line
                 // past them keeps the assertions at its end exact ([`reach`]).
                 let region_end = match p.reach.get(k).copied().flatten() {
@@ -398,48 +380,57 @@ impl Detectors {
                 let Some(hay) = content.get(lr.start..region_end) else {
                     continue;
                 };
-                // Most woken lines hold no match: asking first costs no captures (an
-                // allocation per search) and lets the search stop at the first match
-                // state. Over the large corpus that is some 420,000 searches for a few
-                // thousand matches.
-                if !re.is_match(hay) {
-                    continue;
-                }
-                for caps in re.captures_iter(hay) {
-                    let Some(whole) = caps.get(0) else { continue };
-                    if lr.start + whole.start() >= lr.end && lr.end != lr.start {
-                        // A multi-line search starting on this line found a match that
-                        // starts on a later line; that line is searched on its own.
-                        break;
-                    }
-                    let group = match p.det.group {
-                        Some(g) => caps.get(g as usize),
-                        None if re.captures_len() > 1 => caps.get(1),
-                        None => None,
-                    }
-                    .unwrap_or(whole);
-                    let value = group.as_bytes();
-                    let at = lr.start + group.start();
-                    if !seen.insert((di, at)) {
+                // The ASCII form, and on text with a non-ASCII byte the written form too
+                // ([`ModalRegex`]); a match both find is judged once (`seen`).
+                let (ascii, written) = cell
+                    .searchers(pat, hay)
+                    .map_err(|e| invalid(&p.det.id, &e))?;
+                for re in std::iter::once(ascii).chain(written) {
+                    // Most woken lines hold no match: asking first costs no captures (an
+                    // allocation per search) and lets the search stop at the first match
+                    // state. Over the large corpus that is some 420,000 searches for a few
+                    // thousand matches.
+                    if !re.is_match(hay) {
                         continue;
                     }
-                    let line_text = content.get(lr.clone()).unwrap_or(b"");
-                    if raw
-                        && p.det.kind == DetectorKind::Secret
-                        && line_text.len() <= decode::MAX_LINE
-                        && decode::decode_text(value).is_some()
-                    {
-                        continue;
-                    }
-                    let here = Match {
-                        line,
-                        line_text,
-                        at_in_line: at.saturating_sub(lr.start),
-                        value,
-                        whole: whole.as_bytes(),
-                    };
-                    if let Some(f) = self.judge_match(p, file, content, lines, &here, locate(at))? {
-                        out.push(f);
+                    for caps in re.captures_iter(hay) {
+                        let Some(whole) = caps.get(0) else { continue };
+                        if lr.start + whole.start() >= lr.end && lr.end != lr.start {
+                            // A multi-line search starting on this line found a match that
+                            // starts on a later line; that line is searched on its own.
+                            break;
+                        }
+                        let group = match p.det.group {
+                            Some(g) => caps.get(g as usize),
+                            None if re.captures_len() > 1 => caps.get(1),
+                            None => None,
+                        }
+                        .unwrap_or(whole);
+                        let value = group.as_bytes();
+                        let at = lr.start + group.start();
+                        if !seen.insert((di, at)) {
+                            continue;
+                        }
+                        let line_text = content.get(lr.clone()).unwrap_or(b"");
+                        if raw
+                            && p.det.kind == DetectorKind::Secret
+                            && line_text.len() <= decode::MAX_LINE
+                            && decode::decode_text(value).is_some()
+                        {
+                            continue;
+                        }
+                        let here = Match {
+                            line,
+                            line_text,
+                            at_in_line: at.saturating_sub(lr.start),
+                            value,
+                            whole: whole.as_bytes(),
+                        };
+                        if let Some(f) =
+                            self.judge_match(p, file, content, lines, &here, locate(at))?
+                        {
+                            out.push(f);
+                        }
                     }
                 }
             }
@@ -499,12 +490,12 @@ impl Detectors {
                         return Ok(None);
                     }
                 }
-                if let Some(re) = lazy_opt_regex(&p.skip, d.skip.as_deref(), &d.id)? {
+                if let Some(re) = exact_opt(&p.skip, d.skip.as_deref(), &d.id, value)? {
                     if re.is_match(value) {
                         return Ok(None);
                     }
                 }
-                if let Some(re) = lazy_opt_regex(&p.ignore, d.ignore.as_deref(), &d.id)? {
+                if let Some(re) = exact_opt(&p.ignore, d.ignore.as_deref(), &d.id, m.whole)? {
                     if re.is_match(m.whole) {
                         return Ok(None);
                     }
@@ -529,15 +520,15 @@ impl Detectors {
                 if d.code_only && text::in_literal_or_comment(line_text, at_in_line) {
                     return Ok(None);
                 }
-                if let Some(re) =
-                    lazy_opt_regex(&p.unless_before, d.unless_before.as_deref(), &d.id)?
-                {
+                if let Some(pattern) = d.unless_before.as_deref() {
                     let from = line.saturating_sub(d.lookback as usize);
                     for l in from..line {
-                        if content
-                            .get(lines.range(l, content))
-                            .is_some_and(|t| re.is_match(t))
-                        {
+                        let t = content.get(lines.range(l, content)).unwrap_or_default();
+                        let re = p
+                            .unless_before
+                            .exact_for(pattern, t)
+                            .map_err(|e| invalid(&d.id, &e))?;
+                        if re.is_match(t) {
                             return Ok(None);
                         }
                     }

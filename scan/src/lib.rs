@@ -23,6 +23,7 @@ pub mod finding;
 pub mod inspect;
 pub mod keywords;
 mod loose;
+mod modal;
 pub mod reach;
 pub mod repo;
 pub mod run;

@@ -590,17 +590,19 @@ fn case_sensitive_keywords_match_as_written() {
     assert_eq!(got("NTExabc\n"), [("cs".to_string(), Some(1))]);
 }
 
-/// Detector regexes run with Unicode mode off where the pattern allows: `\b` is then an
-/// ASCII boundary, so a token glued to a non-ASCII letter is still found (Unicode mode
-/// counts `é` as a word character and would miss it). A pattern that needs Unicode
-/// (`\p{Greek}`) still compiles and matches as written.
+/// Detector regexes search ASCII text with Unicode mode off, and text with a non-ASCII
+/// byte in both modes: a token glued to a non-ASCII letter is found (the ASCII `\b`), a
+/// no-break space still separates a name from its value (the written `\s`), and a pattern
+/// that needs Unicode (`\p{Greek}`) compiles and matches as written.
 #[test]
-fn regexes_run_in_ascii_mode_unless_the_pattern_needs_unicode() {
+fn regexes_search_ascii_text_in_ascii_mode_and_other_text_in_both() {
     let src = r#"language 1;
 @id("ascii")
 detector secret """\b(KEY[0-9]{8})\b""" { keywords: ["KEY"] };
 @id("greek")
 detector secret """(\p{Greek}{3}[0-9]{8})""" { keywords: ["αβγ"] };
+@id("spaced")
+detector secret """pin\s*=\s*([0-9]{8})""" { keywords: ["pin"] };
 "#;
     let policy = build(
         &[PolicySource {
@@ -619,6 +621,11 @@ detector secret """(\p{Greek}{3}[0-9]{8})""" { keywords: ["αβγ"] };
     assert_eq!(got("x = KEY12345678é;\n"), [("ascii".to_string(), Some(1))]);
     assert_eq!(got("x = KEY123456789;\n"), []);
     assert_eq!(got("αβγ12345678\n"), [("greek".to_string(), Some(1))]);
+    assert_eq!(got("pin = 12345678\n"), [("spaced".to_string(), Some(1))]);
+    assert_eq!(
+        got("pin\u{a0}=\u{a0}12345678\n"),
+        [("spaced".to_string(), Some(1))]
+    );
 }
 
 /// Telnyx's keyword is matched as written (`KEY`, so that `key` on every line of
