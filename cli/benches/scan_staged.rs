@@ -24,6 +24,8 @@
 //! `SCAN_TOOLS_DIR`, `PATH`); a missing tool is skipped with a note. detect-secrets takes
 //! minutes on the full index, so it runs there only with `SCAN_BENCH_SLOW=1` (once).
 //! `CONTEXTOS=path` overrides the binary under test (default: this build's release binary).
+//! `SCAN_BENCH_DIR=path` keeps the repository there (default: a temporary directory, removed
+//! after); it must be new or empty, since the corpus is staged on an empty root commit.
 
 #![allow(
     clippy::unwrap_used,
@@ -206,6 +208,15 @@ fn main() {
     let repo =
         std::env::var_os("SCAN_BENCH_DIR").map_or_else(|| tmp.path().join("repo"), PathBuf::from);
     let reports = tmp.path().join("reports");
+    // A repository left by an earlier run already holds the corpus in a commit: staged on
+    // top of it, the "whole index" would be a few files, and the figures would be wrong.
+    if std::fs::read_dir(&repo).is_ok_and(|mut d| d.next().is_some()) {
+        eprintln!(
+            "SCAN_BENCH_DIR {} is not empty; the bench stages the corpus on an empty root commit, so give it a new directory",
+            repo.display()
+        );
+        std::process::exit(2);
+    }
     std::fs::create_dir_all(&repo).expect("repo dir");
     std::fs::create_dir_all(&reports).expect("reports dir");
     let t = std::time::Instant::now();
