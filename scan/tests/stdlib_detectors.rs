@@ -571,20 +571,25 @@ fn a_grafana_token_without_its_checksum_is_a_warning() {
     );
 }
 
-#[test]
-fn case_sensitive_keywords_match_as_written() {
-    let src = "language 1;\n@id(\"cs\")\ndetector secret \"(?i)(ntex[a-z]*)\" { keywords: [\"NTEx\"], case_sensitive: true };\n@id(\"ci\")\ndetector secret \"(?i)(odex[a-z]*)\" { keywords: [\"ODEx\"] };";
+/// The detectors of one user policy file.
+fn user_detectors(src: &str) -> scan::detect::Detectors {
     let policy = build(
         &[PolicySource {
             name: "t.policy".into(),
-            text: src.into(),
+            text: src.to_string().into(),
             layer: Layer::User,
         }],
         &BuildOptions::default(),
     )
     .policy
     .expect("compiles");
-    let d = scan::detect::Detectors::new(policy.detectors.get().unwrap()).expect("prepare");
+    scan::detect::Detectors::new(policy.detectors.get().unwrap()).expect("prepare")
+}
+
+#[test]
+fn case_sensitive_keywords_match_as_written() {
+    let src = "language 1;\n@id(\"cs\")\ndetector secret \"(?i)(ntex[a-z]*)\" { keywords: [\"NTEx\"], case_sensitive: true };\n@id(\"ci\")\ndetector secret \"(?i)(odex[a-z]*)\" { keywords: [\"ODEx\"] };";
+    let d = user_detectors(src);
     let got = |text: &str| rules(&d, "a.txt", text);
     assert_eq!(got("context codex\n"), [("ci".to_string(), Some(1))]);
     assert_eq!(got("NTExabc\n"), [("cs".to_string(), Some(1))]);
@@ -604,17 +609,7 @@ detector secret """(\p{Greek}{3}[0-9]{8})""" { keywords: ["αβγ"] };
 @id("spaced")
 detector secret """pin\s*=\s*([0-9]{8})""" { keywords: ["pin"] };
 "#;
-    let policy = build(
-        &[PolicySource {
-            name: "t.policy".into(),
-            text: src.into(),
-            layer: Layer::User,
-        }],
-        &BuildOptions::default(),
-    )
-    .policy
-    .expect("compiles");
-    let d = scan::detect::Detectors::new(policy.detectors.get().unwrap()).expect("prepare");
+    let d = user_detectors(src);
     d.warm().expect("both regexes compile");
     let got = |text: &str| rules(&d, "a.txt", text);
     assert_eq!(got("x = éKEY12345678;\n"), [("ascii".to_string(), Some(1))]);
