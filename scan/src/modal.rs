@@ -21,7 +21,9 @@ pub use contextos_core::build::REGEX_SIZE_LIMIT;
 /// One pattern's two compiled forms, each built the first time it is asked for.
 #[derive(Debug, Default)]
 pub(crate) struct ModalRegex {
-    ascii: OnceLock<Result<Regex, regex::Error>>,
+    /// `None` when the pattern needs Unicode mode: the written form serves ASCII text too,
+    /// compiled once and searched once.
+    ascii: OnceLock<Option<Regex>>,
     written: OnceLock<Result<Regex, regex::Error>>,
 }
 
@@ -36,10 +38,17 @@ impl ModalRegex {
     /// The form for ASCII text: Unicode mode off, or the pattern as written when it needs
     /// Unicode (`\p{Greek}`, a class holding `é`).
     pub(crate) fn ascii(&self, pattern: &str) -> Result<&Regex, regex::Error> {
+        match self.ascii.get_or_init(|| compile(pattern, false).ok()) {
+            Some(re) => Ok(re),
+            None => self.written(pattern),
+        }
+    }
+
+    /// The ASCII form when it differs from the written one.
+    fn distinct_ascii(&self, pattern: &str) -> Option<&Regex> {
         self.ascii
-            .get_or_init(|| compile(pattern, false).or_else(|_| compile(pattern, true)))
+            .get_or_init(|| compile(pattern, false).ok())
             .as_ref()
-            .map_err(Clone::clone)
     }
 
     /// The pattern as written (Unicode mode on), as `check` compiles it.
@@ -60,19 +69,20 @@ impl ModalRegex {
     }
 
     /// The forms a detector's pattern searches `text` with: the ASCII form, and on text
-    /// with a non-ASCII byte the written form too.
+    /// with a non-ASCII byte the written form too (once, when the two are one).
     pub(crate) fn searchers(
         &self,
         pattern: &str,
         text: &[u8],
     ) -> Result<(&Regex, Option<&Regex>), regex::Error> {
-        let ascii = self.ascii(pattern)?;
-        let written = if text.is_ascii() {
-            None
-        } else {
-            Some(self.written(pattern)?)
-        };
-        Ok((ascii, written))
+        if text.is_ascii() {
+            return Ok((self.ascii(pattern)?, None));
+        }
+        let written = self.written(pattern)?;
+        Ok(match self.distinct_ascii(pattern) {
+            Some(ascii) => (ascii, Some(written)),
+            None => (written, None),
+        })
     }
 
     /// Compiles both forms now.
@@ -110,6 +120,9 @@ mod tests {
         let re = m.ascii(r"\p{Greek}+").unwrap();
         assert!(re.is_match("αβγ".as_bytes()));
         assert!(m.warm(r"\p{Greek}+").is_ok());
+        // One form, searched once, on any text.
+        let (_, second) = m.searchers(r"\p{Greek}+", "αβγ".as_bytes()).unwrap();
+        assert!(second.is_none());
         // A cell holds one pattern's forms: a broken pattern gets its own.
         assert!(ModalRegex::default().warm(r"(").is_err());
     }
