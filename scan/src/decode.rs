@@ -241,14 +241,16 @@ fn join_at(content: &[u8], at: usize, limit: usize) -> Option<usize> {
 }
 
 /// True when a literal on this line is continued on the next (`"…" +`, `"…" .`, `"…"`
-/// followed by a line that opens with a literal or an operator).
-fn continues(line: &[u8], next: Option<&[u8]>) -> bool {
+/// followed by a line that opens with a literal or an operator). `next` is asked for only
+/// when the line ends with a quote: most lines end otherwise, and finding a line's range
+/// costs a few bounds checks.
+fn continues<'a>(line: &[u8], next: impl FnOnce() -> Option<&'a [u8]>) -> bool {
     let t = trim_end(line);
     match t.split_last() {
         Some((b'+' | b'.' | b'&' | b'\\', rest)) => {
             matches!(trim_end(rest).last(), Some(b'"' | b'\''))
         }
-        Some((b'"' | b'\'', _)) => next.is_some_and(|n| {
+        Some((b'"' | b'\'', _)) => next().is_some_and(|n| {
             let n = trim_start(n);
             match n.split_first() {
                 Some((b'"' | b'\'', _)) => true,
@@ -272,10 +274,14 @@ fn trim_start(s: &[u8]) -> &[u8] {
     &s[n..]
 }
 
-/// True when a same-line join point occurs in `line`.
-fn has_join(line: &[u8]) -> bool {
-    let mut i = 0;
-    while let Some(j) = memchr::memchr2(b'"', b'\'', &line[i..]) {
+/// True when a same-line join point occurs in `line` at or after `from`, where its first
+/// quote is (a join point is a quote).
+fn has_join_from(line: &[u8], from: usize) -> bool {
+    let mut i = from;
+    while let Some(j) = line
+        .get(i..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\'', rest))
+    {
         let at = i + j;
         if join_at(line, at, line.len()).is_some() {
             return true;
@@ -317,10 +323,45 @@ fn rewrite(content: &[u8], block: Range<usize>, view: &mut View) -> bool {
     changed
 }
 
+/// The first quote at or after a line's start, for [`view`]'s lines in order. About three
+/// added lines in four hold no quote: one search from a line's start answers for every
+/// line before the quote it finds, where a search per line cost a call for each.
+struct NextQuote<'a> {
+    content: &'a [u8],
+    /// No quote lies in `content[from..at]`; `at` is one, or the content's end.
+    from: usize,
+    at: usize,
+}
+
+impl<'a> NextQuote<'a> {
+    fn new(content: &'a [u8]) -> NextQuote<'a> {
+        // Nothing searched yet: the first call searches.
+        NextQuote {
+            content,
+            from: usize::MAX,
+            at: 0,
+        }
+    }
+
+    /// The offset of the first quote at or after `start` (the content's end when none).
+    fn after(&mut self, start: usize) -> usize {
+        if start < self.from || self.at < start {
+            self.from = start;
+            self.at = self
+                .content
+                .get(start..)
+                .and_then(|rest| memchr::memchr2(b'"', b'\'', rest))
+                .map_or(self.content.len(), |j| start + j);
+        }
+        self.at
+    }
+}
+
 /// The view of the added `ranges` (line index ranges, as [`crate::text::Lines`] counts
 /// them), or `None` when no added line needs decoding.
 pub fn view(content: &[u8], lines: &crate::text::Lines, ranges: &[Range<usize>]) -> Option<View> {
     let mut view = View::default();
+    let mut quotes = NextQuote::new(content);
     for r in ranges {
         let mut l = r.start;
         while l < r.end {
@@ -330,18 +371,29 @@ pub fn view(content: &[u8], lines: &crate::text::Lines, ranges: &[Range<usize>])
                 l += 1;
                 continue;
             }
-            let next = |k: usize| (k + 1 < r.end).then(|| &content[lines.range(k + 1, content)]);
             let mut last = l;
-            while last + 1 < r.end
-                && last - l < MAX_BLOCK_LINES
-                && continues(&content[lines.range(last, content)], next(last))
-                && next(last).is_some_and(|n| n.len() <= MAX_LINE)
-            {
+            let mut last_end = lr.end;
+            let mut tail = line;
+            while last + 1 < r.end && last - l < MAX_BLOCK_LINES {
+                let next_range = || lines.range(last + 1, content);
+                if !continues(tail, || Some(&content[next_range()])) {
+                    break;
+                }
+                let nr = next_range();
+                if nr.len() > MAX_LINE {
+                    break;
+                }
                 last += 1;
+                last_end = nr.end;
+                tail = &content[nr];
             }
             let spans = last > l;
-            if spans || has_join(line) || has_text_run(line) {
-                let block = lr.start..lines.range(last, content).end;
+            let mut joins = || {
+                let q = quotes.after(lr.start);
+                q < lr.end && has_join_from(line, q - lr.start)
+            };
+            if spans || joins() || has_text_run(line) {
+                let block = lr.start..last_end;
                 let mark = view.text.len();
                 if rewrite(content, block.clone(), &mut view) {
                     view.push(b'\n', block.end);
@@ -469,26 +521,191 @@ mod tests {
         out
     }
 
+    /// Lines made of pieces that exercise the finder: base64 of text (padded or not),
+    /// runs of the alphabet of any length, padding, and the bytes that end a run.
+    fn line_of_pieces() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let text = proptest::collection::vec(0x20u8..0x7f, 0..40).prop_map(|t| {
+            let mut s = b64(&t);
+            if t.len() % 2 == 0 {
+                s = s.trim_end_matches('=').to_string();
+            }
+            s.into_bytes()
+        });
+        let alphabet =
+            proptest::collection::vec(proptest::sample::select(b"aZ09+/-_".to_vec()), 0..40);
+        let enders = proptest::collection::vec(
+            proptest::sample::select(b"= .\"'\n\t:,\x80\xff".to_vec()),
+            1..4,
+        );
+        let piece = prop_oneof![text, alphabet, enders];
+        proptest::collection::vec(piece, 0..12).prop_map(|p| p.concat())
+    }
+
+    fn alphabet_len(line: &[u8], r: &Range<usize>) -> usize {
+        line[r.clone()].iter().filter(|b| **b != b'=').count()
+    }
+
+    /// The text runs as the walk finds them: the reference for `has_text_run` and
+    /// `base64_runs`.
+    fn text_runs_walked(line: &[u8]) -> Vec<(Range<usize>, Vec<u8>)> {
+        runs_walked(line)
+            .into_iter()
+            .filter_map(|r| decode_text(&line[r.clone()]).map(|t| (r, t)))
+            .collect()
+    }
+
     proptest::proptest! {
         #[test]
         fn probing_finds_every_run_a_walk_finds_that_could_decode(
             line in proptest::collection::vec(
                 proptest::sample::select(b"aZ09+/-_= .\"'".to_vec()), 0..200)
         ) {
-            let probed: Vec<Range<usize>> = candidate_runs(&line).collect();
-            let walked = runs_walked(&line);
             // A walked run whose alphabet part is shorter than MIN_BASE64 (the rest is
             // padding) cannot decode, so the probe may skip it; every other run is the same.
-            let decodable: Vec<Range<usize>> = walked
+            let probed: Vec<Range<usize>> = candidate_runs(&line)
+                .filter(|r| alphabet_len(&line, r) >= MIN_BASE64)
+                .collect();
+            let decodable: Vec<Range<usize>> = runs_walked(&line)
                 .into_iter()
-                .filter(|r| line[r.clone()].iter().filter(|b| **b != b'=').count() >= MIN_BASE64)
+                .filter(|r| alphabet_len(&line, r) >= MIN_BASE64)
                 .collect();
-            let probed_decodable: Vec<Range<usize>> = probed
-                .iter()
-                .filter(|r| line[(*r).clone()].iter().filter(|b| **b != b'=').count() >= MIN_BASE64)
-                .cloned()
+            proptest::prop_assert_eq!(probed, decodable);
+        }
+
+        #[test]
+        fn the_finder_agrees_with_a_walk_on_lines_of_runs(line in line_of_pieces()) {
+            let probed: Vec<Range<usize>> = candidate_runs(&line)
+                .filter(|r| alphabet_len(&line, r) >= MIN_BASE64)
                 .collect();
-            proptest::prop_assert_eq!(probed_decodable, decodable);
+            let decodable: Vec<Range<usize>> = runs_walked(&line)
+                .into_iter()
+                .filter(|r| alphabet_len(&line, r) >= MIN_BASE64)
+                .collect();
+            proptest::prop_assert_eq!(probed, decodable);
+            let walked = text_runs_walked(&line);
+            proptest::prop_assert_eq!(has_text_run(&line), !walked.is_empty());
+            let shifted: Vec<(Range<usize>, Vec<u8>)> = walked
+                .into_iter()
+                .map(|(r, t)| (r.start + 7..r.end + 7, t))
+                .collect();
+            proptest::prop_assert_eq!(base64_runs(&line, 7), shifted);
+        }
+    }
+
+    /// `view` as first written, line by line: the reference for the one that reads
+    /// quotes ahead and line ranges only when needed.
+    fn view_line_by_line(content: &[u8], lines: &Lines, ranges: &[Range<usize>]) -> Option<View> {
+        let has_join = |line: &[u8]| {
+            let mut i = 0;
+            while let Some(j) = memchr::memchr2(b'"', b'\'', &line[i..]) {
+                let at = i + j;
+                if join_at(line, at, line.len()).is_some() {
+                    return true;
+                }
+                i = at + 1;
+            }
+            false
+        };
+        let mut view = View::default();
+        for r in ranges {
+            let mut l = r.start;
+            while l < r.end {
+                let lr = lines.range(l, content);
+                let line = &content[lr.clone()];
+                if line.len() > MAX_LINE || line.len() < MIN_BASE64 / 2 {
+                    l += 1;
+                    continue;
+                }
+                let next =
+                    |k: usize| (k + 1 < r.end).then(|| &content[lines.range(k + 1, content)]);
+                let mut last = l;
+                while last + 1 < r.end
+                    && last - l < MAX_BLOCK_LINES
+                    && continues(&content[lines.range(last, content)], || next(last))
+                    && next(last).is_some_and(|n| n.len() <= MAX_LINE)
+                {
+                    last += 1;
+                }
+                let spans = last > l;
+                if spans || has_join(line) || has_text_run(line) {
+                    let block = lr.start..lines.range(last, content).end;
+                    let mark = view.text.len();
+                    if rewrite(content, block.clone(), &mut view) {
+                        view.push(b'\n', block.end);
+                    } else {
+                        view.text.truncate(mark);
+                        view.src.truncate(mark);
+                    }
+                }
+                l = last + 1;
+            }
+        }
+        (!view.is_empty()).then_some(view)
+    }
+
+    /// Content of lines made of literals, operators, base64 of text, words and line ends,
+    /// some lines long: what joins, spans and decodes.
+    fn content_of_pieces() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let text =
+            proptest::collection::vec(0x20u8..0x7f, 12..30).prop_map(|t| b64(&t).into_bytes());
+        let word = proptest::sample::select(vec![
+            &b"\""[..],
+            b"'",
+            b" + ",
+            b" . ",
+            b" & ",
+            b" \\",
+            b"\n",
+            b"\r\n",
+            b"  ",
+            b"\t",
+            b"abcdefgh",
+            b"x = ",
+            b"\"abc\" \"def\"",
+            b"'k' . 'v'",
+        ])
+        .prop_map(<[u8]>::to_vec);
+        // A whole line of about MAX_LINE bytes between quotes, which a block may take or
+        // must stop at.
+        let long =
+            proptest::sample::select(vec![MAX_LINE - 1, MAX_LINE, MAX_LINE + 1]).prop_map(|n| {
+                let mut l = vec![b'q'; n + 2];
+                l[0] = b'\n';
+                l[1] = b'\'';
+                l[n] = b'\'';
+                l[n + 1] = b'\n';
+                l
+            });
+        let piece = prop_oneof![4 => word, 2 => text, 1 => long];
+        proptest::collection::vec(piece, 0..60).prop_map(|p| p.concat())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_view_agrees_with_the_view_line_by_line(
+            content in content_of_pieces(),
+            cuts in proptest::collection::vec(0usize..40, 0..6),
+        ) {
+            let lines = Lines::new(&content);
+            let n = lines.count();
+            // Every line added, or the ranges between sorted cut points.
+            let mut at: Vec<usize> = cuts.iter().map(|c| c % (n + 1)).collect();
+            at.sort_unstable();
+            let pairs: Vec<Range<usize>> = at.chunks(2).filter_map(|c| match c {
+                [a, b] => Some(*a..*b),
+                _ => None,
+            }).collect();
+            let every: Vec<Range<usize>> = std::iter::once(0..n).collect();
+            for ranges in [every, pairs] {
+                let fast = view(&content, &lines, &ranges);
+                let slow = view_line_by_line(&content, &lines, &ranges);
+                proptest::prop_assert_eq!(
+                    fast.as_ref().map(|v| (&v.text, &v.src)),
+                    slow.as_ref().map(|v| (&v.text, &v.src))
+                );
+            }
         }
     }
 

@@ -260,10 +260,37 @@ impl Detectors {
         added: &[std::ops::Range<usize>],
         out: &mut Vec<Finding>,
     ) -> Result<(), DetectorError> {
+        self.text_of(file, content, Some(added), out)
+    }
+
+    /// [`Detectors::added_text`] with every line of `content` added ([`Added::All`]): the
+    /// line table is built once, where counting the lines for the range first read the
+    /// whole content a second time.
+    ///
+    /// [`Added::All`]: crate::change::Added::All
+    pub fn all_text(
+        &self,
+        file: &ChangedFile,
+        content: &[u8],
+        out: &mut Vec<Finding>,
+    ) -> Result<(), DetectorError> {
+        self.text_of(file, content, None, out)
+    }
+
+    /// The added lines `added`, or all of them (`None`).
+    fn text_of(
+        &self,
+        file: &ChangedFile,
+        content: &[u8],
+        added: Option<&[std::ops::Range<usize>]>,
+        out: &mut Vec<Finding>,
+    ) -> Result<(), DetectorError> {
         if self.keywords.is_none() {
             return Ok(());
         }
         let lines = Lines::new(content);
+        let every = 0..lines.count();
+        let added = added.unwrap_or(std::slice::from_ref(&every));
         let matched = self.globs.matches(&file.path);
         let applies: Vec<bool> = self
             .prepared

@@ -7,7 +7,6 @@ use crate::finding::{Finding, FindingKind, OVERSIZE_RULE, SCOPE_RULE};
 use crate::scope::{Scope, ScopeMatchError};
 use crate::text;
 use contextos_core::detector::Severity;
-use std::ops::Range;
 
 /// Why a changed file could not be inspected; the scan fails closed on it.
 #[derive(Debug, thiserror::Error)]
@@ -70,21 +69,12 @@ pub fn find(
         if text::is_binary(content) {
             continue;
         }
-        let all;
-        let added: &[Range<usize>] = match &f.added {
-            Added::All => {
-                all = [Range {
-                    start: 0,
-                    end: text::Lines::count_in(content),
-                }];
-                &all
-            }
-            Added::Lines(r) => r,
-        };
-        if added.is_empty() {
-            continue;
+        match &f.added {
+            // Text has at least one line (an empty file one empty line).
+            Added::All => detectors.all_text(f, content, &mut out)?,
+            Added::Lines(added) if added.is_empty() => {}
+            Added::Lines(added) => detectors.added_text(f, content, added, &mut out)?,
         }
-        detectors.added_text(f, content, added, &mut out)?;
     }
     out.sort_by(|a, b| {
         (a.file.as_str(), a.line, a.column, a.rule.as_str()).cmp(&(

@@ -29,6 +29,11 @@ thread_local! {
     /// after another; reading each into the same buffer spares an allocation, a `statx`
     /// for the size and the fresh pages a new buffer faults in.
     static COMPRESSED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+
+    /// The inflater last used on this thread, reset for each object. A new one allocates
+    /// and initialises zlib's state and window (some 40 KiB) for every blob; over the
+    /// 116 MB index, 6,208 of them, that was about 1.5% of the scan's instructions.
+    static INFLATE: RefCell<Inflate> = RefCell::new(Inflate::default());
 }
 
 /// What the loose object file of a blob holds.
@@ -59,7 +64,15 @@ pub(crate) fn blob(objects: &Path, id: &gix::oid, limit: u64) -> Option<Loose> {
 
 /// The blob in a loose object file's bytes, or `None` when they are not one whole blob.
 fn inflate_blob(compressed: &[u8], limit: u64) -> Option<Loose> {
-    let mut inflate = Inflate::default();
+    INFLATE.with_borrow_mut(|inflate| {
+        // Whatever the last object left (an error, a stream cut short), this one starts
+        // from a fresh stream.
+        inflate.reset();
+        inflate_with(inflate, compressed, limit)
+    })
+}
+
+fn inflate_with(inflate: &mut Inflate, compressed: &[u8], limit: u64) -> Option<Loose> {
     let mut header = [0u8; HEADER_MAX];
     let (status, consumed_in, consumed_out) = inflate.prefix(compressed, &mut header).ok()?;
     if status == Status::BufError {
@@ -159,5 +172,15 @@ mod tests {
         std::fs::write(&file, &bytes).unwrap();
         let id = gix::ObjectId::from_hex(hex.as_bytes()).unwrap();
         assert_eq!(blob(&objects, &id, u64::MAX), None);
+        // The thread's inflater starts afresh after a damaged stream and one over the
+        // limit, which both stop mid-stream.
+        let big = root.join("f300000");
+        let hex = git(root, &["hash-object", "-w", big.to_str().unwrap()]);
+        let id = gix::ObjectId::from_hex(hex.as_bytes()).unwrap();
+        assert_eq!(blob(&objects, &id, 1000), Some(Loose::TooLarge));
+        assert_eq!(
+            blob(&objects, &id, u64::MAX),
+            Some(Loose::Blob(std::fs::read(&big).unwrap()))
+        );
     }
 }

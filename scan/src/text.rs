@@ -25,17 +25,6 @@ impl Lines {
         }
     }
 
-    /// The number of lines [`Lines::new`] would find in `text`, without building the
-    /// table: a file whose every line is added needs only its line count up front.
-    pub fn count_in(text: &[u8]) -> usize {
-        let newlines = memchr::memchr_iter(b'\n', text).count();
-        if text.last() == Some(&b'\n') {
-            newlines
-        } else {
-            newlines + 1
-        }
-    }
-
     /// Number of lines.
     pub fn count(&self) -> usize {
         self.starts.len()
@@ -211,22 +200,6 @@ mod tests {
         assert_eq!(&t[l.range(1, t)], b"cd");
         assert_eq!(&t[l.range(3, t)], b"ef");
         assert_eq!(Lines::new(b"a\n").count(), 1);
-    }
-
-    #[test]
-    fn counting_lines_agrees_with_the_table() {
-        for t in [
-            &b""[..],
-            b"\n",
-            b"\n\n",
-            b"a",
-            b"a\n",
-            b"a\nb",
-            b"a\r\nb\r\n",
-            b"ab\ncd\r\n\nef",
-        ] {
-            assert_eq!(Lines::count_in(t), Lines::new(t).count(), "{t:?}");
-        }
     }
 
     #[test]
