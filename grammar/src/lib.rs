@@ -26,4 +26,4 @@ pub use format::format_source;
 pub use lexical::{MAX_FILE_BYTES, MAX_NESTING};
 pub use literal::{dedent, unescape};
 pub use output::ParseOutput;
-pub use parse::parse;
+pub use parse::{finish, parse, parse_unscanned, Unscanned};

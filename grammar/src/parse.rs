@@ -10,20 +10,67 @@ use crate::parser::{self, Failure};
 
 /// Parses a policy file: its statements, every error found and its comments.
 pub fn parse(src: &str) -> ParseOutput {
-    if src.len() > MAX_FILE_BYTES {
-        return ParseOutput {
-            diagnostics: vec![Diagnostic::error(
-                "E0004",
-                Span::new(0, 0),
-                format!(
-                    "policy file is {} bytes; the limit is {MAX_FILE_BYTES}",
-                    src.len()
-                ),
-            )],
-            ..ParseOutput::default()
-        };
+    if let Some(out) = oversized(src) {
+        return out;
     }
     let scan = lexical::scan(src, MAX_NESTING);
+    // Hostile nesting is refused before the recursive descent runs at all.
+    finish_scanned(src, scan, || {
+        parser::parse(src, Span::new(0, src.len()), false)
+    })
+}
+
+/// The parser's pass over a whole file, made without the lexical scan: half of a
+/// [`parse`], which [`finish`] completes with the scan (see [`parse_unscanned`]).
+#[derive(Debug)]
+pub struct Unscanned(Option<Result<parser::Parsed, Failure>>);
+
+/// Runs the parser over `src` before the lexical scan, so that another thread can scan
+/// meanwhile: [`finish`] with `lexical::scan(src, MAX_NESTING)` then gives exactly what
+/// [`parse`] gives. The parser guards its own depth (brackets, `not` chains and `script`
+/// bodies end it at [`MAX_NESTING`]), so hostile nesting cannot overflow its stack
+/// without the scan's check first; where the scan finds such nesting, [`finish`] reports
+/// it as [`parse`] does and the parser's outcome is dropped.
+pub fn parse_unscanned(src: &str) -> Unscanned {
+    Unscanned(
+        oversized(src)
+            .is_none()
+            .then(|| parser::parse(src, Span::new(0, src.len()), false)),
+    )
+}
+
+/// Completes [`parse_unscanned`]'s pass over `src` with the file's lexical `scan`.
+pub fn finish(src: &str, unscanned: Unscanned, scan: Scan) -> ParseOutput {
+    match (unscanned.0, oversized(src)) {
+        (Some(parsed), None) => finish_scanned(src, scan, move || parsed),
+        (_, Some(out)) => out,
+        // Not made from `src` (the pass would be there for a file within the limit).
+        (None, None) => parse(src),
+    }
+}
+
+/// A file over [`MAX_FILE_BYTES`]: refused unread.
+fn oversized(src: &str) -> Option<ParseOutput> {
+    (src.len() > MAX_FILE_BYTES).then(|| ParseOutput {
+        diagnostics: vec![Diagnostic::error(
+            "E0004",
+            Span::new(0, 0),
+            format!(
+                "policy file is {} bytes; the limit is {MAX_FILE_BYTES}",
+                src.len()
+            ),
+        )],
+        ..ParseOutput::default()
+    })
+}
+
+/// The output of a file within [`MAX_FILE_BYTES`] from its lexical `scan` and the
+/// parser's pass over it, which is not asked for where the scan found nesting too deep.
+fn finish_scanned(
+    src: &str,
+    scan: Scan,
+    parsed: impl FnOnce() -> Result<parser::Parsed, Failure>,
+) -> ParseOutput {
     if let Some(at) = scan.too_deep_at {
         return ParseOutput {
             diagnostics: vec![Diagnostic::error(
@@ -37,8 +84,7 @@ pub fn parse(src: &str) -> ParseOutput {
             ..ParseOutput::default()
         };
     }
-    let whole = Span::new(0, src.len());
-    let (statements, mut diagnostics) = match parser::parse(src, whole, false) {
+    let (statements, mut diagnostics) = match parsed() {
         Ok(parsed) => (parsed.statements, parsed.diagnostics),
         Err(Failure::Fatal(d)) => (Vec::new(), vec![*d]),
         Err(Failure::Syntax) => recover(src, &scan),

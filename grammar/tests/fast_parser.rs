@@ -11,14 +11,23 @@
 
 mod oracle;
 
-use contextos_grammar::{parse, MAX_NESTING};
+use contextos_grammar::lexical::scan;
+use contextos_grammar::{finish, parse, parse_unscanned, MAX_NESTING};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use std::path::{Path, PathBuf};
 
-/// Both parsers on `src`: they must agree. Returns whether `src` is valid.
+/// Both parsers on `src`: they must agree. Returns whether `src` is valid. The production
+/// parser run before its lexical scan (as a cold compile runs it, the scan on another
+/// thread) must also give exactly what `parse` gives.
 fn agree(src: &str, what: &str) -> bool {
     let fast = parse(src);
+    let split = finish(src, parse_unscanned(src), scan(src, MAX_NESTING));
+    assert_eq!(
+        (&split.file, &split.diagnostics, &split.comments),
+        (&fast.file, &fast.diagnostics, &fast.comments),
+        "{what}: the parse before the scan differs:\n---\n{src}\n---"
+    );
     let pest = oracle::parse_pest(src);
     assert_eq!(
         fast.has_errors(),
@@ -1329,4 +1338,45 @@ proptest! {
     fn corrupted_fixtures_agree(src in corrupted()) {
         agree(&src, "corrupted fixture");
     }
+}
+
+#[test]
+fn the_parse_before_the_scan_survives_hostile_nesting_on_a_small_stack() {
+    let n = 200_000;
+    let hostile = [
+        format!("deny exec \"x\" when {}a{};", "(".repeat(n), ")".repeat(n)),
+        format!("deny exec \"x\" when {}a;", "not ".repeat(n)),
+        format!("deny exec \"x\" when {}a;", "!".repeat(n)),
+        format!(
+            "deny exec \"x\" when f({}1{});",
+            "g(".repeat(n),
+            ")".repeat(n)
+        ),
+        format!(
+            "deny exec \"x\" when script {{ {}{} }};",
+            "{".repeat(n),
+            "}".repeat(n)
+        ),
+        format!("let x = {}\"a\"{};", "[".repeat(n), "]".repeat(n)),
+        format!(
+            "role r {{ deny exec \"x\" with s {{ a: {}1{} }}; }}",
+            "{a: ".repeat(n),
+            "}".repeat(n)
+        ),
+    ];
+    // A spawned thread's default stack (2 MiB), smaller than the main thread's.
+    let checked = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            for src in &hostile {
+                let split = finish(src, parse_unscanned(src), scan(src, MAX_NESTING));
+                let whole = parse(src);
+                assert!(whole.has_errors(), "{}", &src[..40]);
+                assert_eq!(split.diagnostics, whole.diagnostics, "{}", &src[..40]);
+                assert_eq!(split.file, whole.file, "{}", &src[..40]);
+            }
+        })
+        .expect("a thread")
+        .join();
+    assert!(checked.is_ok(), "the parser overflowed or disagreed");
 }
