@@ -123,3 +123,32 @@ fn a_script_that_returns_no_boolean_is_reported() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_lazy_build_leaves_out_the_head_lint_and_nothing_else() {
+    let text = "language 1;\ndeny path write \"./src/**\" because \"x\";\n";
+    let source = [contextos_core::build::PolicySource {
+        name: "p.policy".into(),
+        text: text.to_string().into(),
+        layer: contextos_core::ir::Layer::User,
+    }];
+    let full = contextos_core::build::build(&source, &Default::default());
+    let lazy = contextos_core::build::build(
+        &source,
+        &contextos_core::build::BuildOptions {
+            lazy: true,
+            ..Default::default()
+        },
+    );
+    let codes = |o: &contextos_core::build::BuildOutput| -> Vec<&str> {
+        o.diagnostics.iter().map(|d| d.diagnostic.code).collect()
+    };
+    let full_codes = codes(&full);
+    assert!(full_codes.contains(&"W0301"), "{full_codes:?}");
+    let without: Vec<&str> = full_codes.into_iter().filter(|c| *c != "W0301").collect();
+    assert_eq!(codes(&lazy), without);
+    let snapshot = |o: &contextos_core::build::BuildOutput| {
+        o.policy.as_ref().map(|p| p.to_snapshot().expect("encodes"))
+    };
+    assert_eq!(snapshot(&full), snapshot(&lazy));
+}

@@ -530,3 +530,59 @@ impl contextos_core::ReadAt for InMemory {
         Ok(())
     }
 }
+
+/// `n` one-line project rules of four shapes (the hook bench's project), some 75 bytes
+/// each: from about 220 of them the image decodes beside the parse.
+fn many_rules(prefix: &str, n: usize) -> String {
+    let mut s = String::from("language 1;\n");
+    for i in 0..n {
+        s.push_str(&match i % 4 {
+            0 => format!("@id(\"{prefix}-{i}\") deny path write \"gen{i}/**/*.rs\" because \"generated\";\n"),
+            1 => format!("@id(\"{prefix}-{i}\") allow exec \"tool{i} build *\" because \"routine\";\n"),
+            2 => format!("@id(\"{prefix}-{i}\") ask path write \"mod{i}/src/**\" when path.ext == \"toml\" because \"review\";\n"),
+            _ => format!("deny exec \"danger{i} *\" because \"dangerous\";\n"),
+        });
+    }
+    s
+}
+
+#[test]
+fn a_large_project_builds_the_same_set_while_the_image_decodes() {
+    let text = many_rules("u", 1_000);
+    assert!(
+        text.len() > 16 * 1024,
+        "large enough to parse beside the decoding"
+    );
+    let user = ".contextos/policies/main.policy";
+    let sources = with(&[(user, Layer::User, &text)]);
+    assert_eq!(
+        agree_on_a_set(image(), &sources, &lazy(&[])),
+        PrecompiledUse::Used
+    );
+    // Errors found while the image decodes: a syntax error, an unknown `let`, a duplicate id.
+    let broken = format!(
+        "{text}deny path write \"x/**\" because;\n\
+         deny path write $nowhere because \"no such let\";\n\
+         @id(\"u-0\") deny path write \"y/**\" because \"taken\";\n"
+    );
+    let sources = with(&[(user, Layer::User, &broken)]);
+    assert_eq!(agree(image(), &sources, &lazy(&[])), PrecompiledUse::Used);
+    let (out, _) = build_precompiled(image(), &sources, &lazy(&[]));
+    assert!(out.policy.is_none() && out.has_errors());
+    // A large file that overrides a `let` still compiles the stdlib from source.
+    let over = format!("{text}override let governance = [\"only/this/**\"];\n");
+    let sources = with(&[(user, Layer::User, &over)]);
+    assert_eq!(
+        agree_on_a_set(image(), &sources, &lazy(&[])),
+        PrecompiledUse::OverrideLet
+    );
+    // A file of the stdlib layer beyond the image's: parsed with the project's files.
+    let sources = with(&[
+        ("stdlib/extra.policy", Layer::Stdlib, &many_rules("x", 300)),
+        (user, Layer::User, &text),
+    ]);
+    assert_eq!(
+        agree_on_a_set(image(), &sources, &lazy(&[])),
+        PrecompiledUse::Used
+    );
+}

@@ -28,6 +28,8 @@ pub struct BuildOptions {
     /// set surfaces as an evaluation error (resolved stricter) instead of a compile error.
     /// The stdlib's detector regexes and globs are then not checked at all: a full build
     /// of it is tested clean, and each consumer still fails closed on one it cannot parse.
+    /// The lints that only advise (shadowing, conditions, head patterns: warnings) are not
+    /// run either: a lazy build's callers act on its errors and never show its warnings.
     pub lazy: bool,
 }
 

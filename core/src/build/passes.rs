@@ -130,6 +130,19 @@ pub(super) fn lower<'p>(
     header::declare(ctx, &mut low.defaults, first, parsed);
     lets::check_all(ctx, first);
     overrides::check(ctx, first, parsed);
+    // Room for every rule at once: grown by doubling, the list would end up to twice its
+    // size (280 bytes a rule) after copying itself at every step.
+    low.rules.reserve(
+        parsed
+            .iter()
+            .flat_map(|f| &f.statements)
+            .map(|s| match s {
+                Statement::Rule(_) => 1,
+                Statement::Role(rb) => rb.rules.len(),
+                _ => 0,
+            })
+            .sum(),
+    );
     let mut tests_ast = Vec::new();
     for (fi, file) in (first..).zip(parsed) {
         for stmt in &file.statements {

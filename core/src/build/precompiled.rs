@@ -27,7 +27,7 @@ use super::context::{Ctx, LetDef};
 use super::output::{BuildOptions, BuildOutput, PolicySource};
 use super::passes::{compile, lower, parse_all, Lowering, Seed};
 use crate::detector::CompiledDetector;
-use crate::ir::Layer;
+use crate::ir::{CompiledRule, Layer};
 use crate::request::Domain;
 use crate::snapshot::{self, EmbeddedDetectors, GuideSnap, SNAPSHOT_FORMAT};
 use contextos_grammar::ast::{Effect, ListItem, Span, Statement};
@@ -259,11 +259,15 @@ fn image(image: &'static [u8], sources: &[PolicySource]) -> Result<Image<'static
     Ok(img)
 }
 
-/// What `img` plants. Its detectors stay encoded unless `decode_detectors` (a later file
-/// adds detectors, or `disable` names one of the image's).
-fn seed(img: Image<'static>, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
-    let in_range = |fi: usize| fi < img.files.len();
-    let damaged = |what: &str| PrecompiledUse::Unreadable(format!("{what} out of range"));
+/// The image decoded, with its rules (the bulk of the decoding): what [`seed`] plants.
+struct Decoded {
+    img: Image<'static>,
+    rules: Vec<CompiledRule>,
+}
+
+/// Decodes the image, if it describes the leading `sources`, and its rules.
+fn decode(image_bytes: &'static [u8], sources: &[PolicySource]) -> Result<Decoded, PrecompiledUse> {
+    let img = image(image_bytes, sources)?;
     let scripts = img.scripts.len();
     // The image is part of this build, and its globs are the stdlib's, which a lazy
     // build does not validate either.
@@ -274,6 +278,15 @@ fn seed(img: Image<'static>, decode_detectors: bool) -> Result<Seed, Precompiled
             .collect::<Option<Vec<_>>>()
     })
     .ok_or_else(|| PrecompiledUse::Unreadable("a rule does not decode".into()))?;
+    Ok(Decoded { img, rules })
+}
+
+/// What the decoded image plants. Its detectors stay encoded unless `decode_detectors` (a
+/// later file adds detectors, or `disable` names one of the image's).
+fn seed(decoded: Decoded, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
+    let Decoded { img, rules } = decoded;
+    let in_range = |fi: usize| fi < img.files.len();
+    let damaged = |what: &str| PrecompiledUse::Unreadable(format!("{what} out of range"));
     if img.lets.iter().any(|l| !in_range(l.file)) {
         return Err(damaged("a `let`'s file"));
     }
@@ -366,12 +379,25 @@ pub fn build_precompiled(
     if !options.lazy {
         return (full(sources, options), PrecompiledUse::NotLazy);
     }
-    let img = match image(image_bytes, sources) {
-        Ok(img) => img,
+    // The image can cover only the leading stdlib files; what follows them is parsed while
+    // the image decodes (see `decode_beside`).
+    let leading = sources
+        .iter()
+        .take_while(|s| s.layer == Layer::Stdlib)
+        .count();
+    let (decoded, parsed) = decode_beside(image_bytes, sources, leading);
+    let decoded = match decoded {
+        Ok(decoded) => decoded,
         Err(why) => return (full(sources, options), why),
     };
-    let covered = img.files.len();
-    let rest = parse_all(&sources[covered..]);
+    let covered = decoded.img.files.len();
+    // An image of fewer files than the stdlib layer has (one made without a file that a
+    // project added to that layer) leaves some of them to parse.
+    let rest = if covered == leading {
+        parsed
+    } else {
+        parse_all(&sources[covered..])
+    };
     if overrides_a_let(&rest) {
         let mut parsed = parse_all(&sources[..covered]);
         parsed.extend(rest);
@@ -383,8 +409,8 @@ pub fn build_precompiled(
     let disables_one = options
         .disabled_rules
         .iter()
-        .any(|id| img.detector_ids.iter().any(|(_, d)| d == id));
-    let seed = match seed(img, disables_one || adds_detectors(&rest)) {
+        .any(|id| decoded.img.detector_ids.iter().any(|(_, d)| d == id));
+    let seed = match seed(decoded, disables_one || adds_detectors(&rest)) {
         Ok(seed) => seed,
         Err(why) => return (full(sources, options), why),
     };
@@ -392,4 +418,51 @@ pub fn build_precompiled(
         compile(sources, options, rest, Some(seed)),
         PrecompiledUse::Used,
     )
+}
+
+/// Below this many bytes of text after the image's files, the image decodes and they
+/// parse on the calling thread: a second thread, and the malloc arena it grows, cost
+/// more than the overlap saves.
+const BESIDE_BYTES: usize = 16 * 1024;
+
+/// The image decoded, and the files from `leading` on parsed. With enough text to parse
+/// (a project's own policies), a second thread decodes the image and makes the files'
+/// lexical scans meanwhile, while this one runs the parser over them: none of the three
+/// depends on the others, and the first two together take about as long as the third.
+fn decode_beside(
+    image_bytes: &'static [u8],
+    sources: &[PolicySource],
+    leading: usize,
+) -> (
+    Result<Decoded, PrecompiledUse>,
+    Vec<contextos_grammar::ParseOutput>,
+) {
+    let rest = &sources[leading..];
+    if rest.iter().map(|s| s.text.len()).sum::<usize>() < BESIDE_BYTES {
+        return (decode(image_bytes, sources), parse_all(rest));
+    }
+    let scan_all = || -> Vec<contextos_grammar::lexical::Scan> {
+        rest.iter()
+            .map(|s| contextos_grammar::lexical::scan(&s.text, contextos_grammar::MAX_NESTING))
+            .collect()
+    };
+    std::thread::scope(|scope| {
+        let beside = scope.spawn(|| (decode(image_bytes, sources), scan_all()));
+        let passes: Vec<_> = rest
+            .iter()
+            .map(|s| contextos_grammar::parse_unscanned(&s.text))
+            .collect();
+        // A thread that could not finish (it panicked) is replaced by the same work here,
+        // so the outcome is what one thread would have produced.
+        let (decoded, scans) = beside
+            .join()
+            .unwrap_or_else(|_| (decode(image_bytes, sources), scan_all()));
+        let parsed = rest
+            .iter()
+            .zip(passes)
+            .zip(scans)
+            .map(|((s, pass), scan)| contextos_grammar::finish(&s.text, pass, scan))
+            .collect();
+        (decoded, parsed)
+    })
 }

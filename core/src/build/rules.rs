@@ -97,7 +97,9 @@ pub(super) fn compile_rule(
     if !r.patterns.is_empty() && patterns.is_empty() && errors_before == ctx.error_count() {
         empty_head(ctx, fi, r);
     }
-    if ctx.layers[fi] != Layer::Stdlib {
+    // Advice only (warnings), which a lazy build's caller never shows: it needs the
+    // verdict, and a cold hook call lowers every rule of the project.
+    if ctx.layers[fi] != Layer::Stdlib && !ctx.lazy {
         for (p, span) in &patterns {
             if let Some(f) = crate::lint::head::check(domain, p) {
                 ctx.err(fi, lint_diagnostic(f, *span));
@@ -143,7 +145,7 @@ pub(super) fn compile_rule(
     }
 
     // Clauses.
-    let mut clauses = Vec::new();
+    let mut clauses = Vec::with_capacity(r.clauses.len());
     let mut because: Option<String> = None;
     let mut obligations = Vec::new();
     let mut analyzable = true;
@@ -261,16 +263,16 @@ pub fn exec_pattern(p: &str) -> Result<ExecPattern, String> {
     if rest {
         words.pop();
     }
-    let words = words
-        .into_iter()
-        .map(|w| {
-            if has_glob_meta(w) {
-                LazyWordGlob::new(w).map(Word::Glob)
-            } else {
-                Ok(Word::Literal(w.to_string()))
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    // Sized up front: collecting through `Result` would start at four words of 176 bytes.
+    let mut out = Vec::with_capacity(words.len());
+    for w in words {
+        out.push(if has_glob_meta(w) {
+            Word::Glob(LazyWordGlob::new(w)?)
+        } else {
+            Word::Literal(w.to_string())
+        });
+    }
+    let words = out;
     Ok(ExecPattern { words, rest })
 }
 
