@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+mod beside;
 pub mod build;
 pub mod canon;
 pub mod decision;

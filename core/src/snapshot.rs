@@ -302,19 +302,15 @@ fn encode_with(
         (freeze_rules(), freeze_tries(&Slot::ALL))
     } else {
         let (globs, exec) = Slot::ALL.split_at(Slot::ALL.len() - 1);
-        std::thread::scope(|scope| {
-            let glob_tries = scope.spawn(|| freeze_tries(globs));
-            let rules = freeze_rules();
-            let exec_trie = freeze_tries(exec);
-            // A thread that could not finish (it panicked) is replaced by the same work
-            // here, so the outcome is what one thread would have produced.
-            let glob_tries = glob_tries.join().unwrap_or_else(|_| freeze_tries(globs));
-            let tries = glob_tries.and_then(|mut t| {
-                t.extend(exec_trie?);
-                Ok(t)
-            });
-            (rules, tries)
-        })
+        let (glob_tries, (rules, exec_trie)) = crate::beside::both(
+            || freeze_tries(globs),
+            || (freeze_rules(), freeze_tries(exec)),
+        );
+        let tries = glob_tries.and_then(|mut t| {
+            t.extend(exec_trie?);
+            Ok(t)
+        });
+        (rules, tries)
     };
     let (table, blob) = rules.map_err(SnapshotError::Encode)?;
     let tries = tries.map_err(SnapshotError::Encode)?;

@@ -86,17 +86,9 @@ pub(super) fn parse_all(sources: &[PolicySource]) -> Vec<contextos_grammar::Pars
         return parse(sources);
     }
     let (first, second) = sources.split_at(split);
-    std::thread::scope(|scope| {
-        let later = scope.spawn(|| parse(second));
-        let mut out = parse(first);
-        match later.join() {
-            Ok(rest) => out.extend(rest),
-            // The thread could not finish (it panicked): parse its share here, so the
-            // outcome is what a single thread would have produced.
-            Err(_) => out.extend(parse(second)),
-        }
-        out
-    })
+    let (rest, mut out) = crate::beside::both(|| parse(second), || parse(first));
+    out.extend(rest);
+    out
 }
 
 /// What the lowering passes produced so far: a precompiled standard library's share, then

@@ -446,23 +446,19 @@ fn decode_beside(
             .map(|s| contextos_grammar::lexical::scan(&s.text, contextos_grammar::MAX_NESTING))
             .collect()
     };
-    std::thread::scope(|scope| {
-        let beside = scope.spawn(|| (decode(image_bytes, sources), scan_all()));
-        let passes: Vec<_> = rest
-            .iter()
-            .map(|s| contextos_grammar::parse_unscanned(&s.text))
-            .collect();
-        // A thread that could not finish (it panicked) is replaced by the same work here,
-        // so the outcome is what one thread would have produced.
-        let (decoded, scans) = beside
-            .join()
-            .unwrap_or_else(|_| (decode(image_bytes, sources), scan_all()));
-        let parsed = rest
-            .iter()
-            .zip(passes)
-            .zip(scans)
-            .map(|((s, pass), scan)| contextos_grammar::finish(&s.text, pass, scan))
-            .collect();
-        (decoded, parsed)
-    })
+    let ((decoded, scans), passes) = crate::beside::both(
+        || (decode(image_bytes, sources), scan_all()),
+        || {
+            rest.iter()
+                .map(|s| contextos_grammar::parse_unscanned(&s.text))
+                .collect::<Vec<_>>()
+        },
+    );
+    let parsed = rest
+        .iter()
+        .zip(passes)
+        .zip(scans)
+        .map(|((s, pass), scan)| contextos_grammar::finish(&s.text, pass, scan))
+        .collect();
+    (decoded, parsed)
 }
