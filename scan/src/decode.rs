@@ -323,6 +323,18 @@ fn rewrite(content: &[u8], block: Range<usize>, view: &mut View) -> bool {
     changed
 }
 
+/// Appends the rewrite of `block` to `view`, ended by a line break, when it changed
+/// something; otherwise leaves `view` as it was.
+fn keep_rewritten(content: &[u8], block: Range<usize>, view: &mut View) {
+    let mark = view.text.len();
+    if rewrite(content, block.clone(), view) {
+        view.push(b'\n', block.end);
+    } else {
+        view.text.truncate(mark);
+        view.src.truncate(mark);
+    }
+}
+
 /// The first quote at or after a line's start, for [`view`]'s lines in order. About three
 /// added lines in four hold no quote: one search from a line's start answers for every
 /// line before the quote it finds, where a search per line cost a call for each.
@@ -393,14 +405,7 @@ pub fn view(content: &[u8], lines: &crate::text::Lines, ranges: &[Range<usize>])
                 q < lr.end && has_join_from(line, q - lr.start)
             };
             if spans || joins() || has_text_run(line) {
-                let block = lr.start..last_end;
-                let mark = view.text.len();
-                if rewrite(content, block.clone(), &mut view) {
-                    view.push(b'\n', block.end);
-                } else {
-                    view.text.truncate(mark);
-                    view.src.truncate(mark);
-                }
+                keep_rewritten(content, lr.start..last_end, &mut view);
             }
             l = last + 1;
         }
@@ -629,14 +634,7 @@ mod tests {
                 }
                 let spans = last > l;
                 if spans || has_join(line) || has_text_run(line) {
-                    let block = lr.start..lines.range(last, content).end;
-                    let mark = view.text.len();
-                    if rewrite(content, block.clone(), &mut view) {
-                        view.push(b'\n', block.end);
-                    } else {
-                        view.text.truncate(mark);
-                        view.src.truncate(mark);
-                    }
+                    keep_rewritten(content, lr.start..lines.range(last, content).end, &mut view);
                 }
                 l = last + 1;
             }
