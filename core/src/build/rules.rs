@@ -83,15 +83,24 @@ pub(super) fn compile_rule(
     // Patterns.
     let mut patterns = Vec::new();
     for p in &r.patterns {
-        let (items, span) = match p {
-            Pattern::Str(s) => (vec![ListItem::Str(s.clone())], s.span),
-            Pattern::Var(v) => (vec![ListItem::Var(v.clone())], v.span),
-            Pattern::List(l) => (l.node.clone(), l.span),
-        };
-        if let Some(vals) = ctx.expand(fi, &items, &mut Vec::new()) {
-            for v in vals {
-                patterns.push((v, span));
+        // A literal is its own value; only `$name` and lists go through expansion (a
+        // cold hook call lowers every rule, and most heads are one literal).
+        let (expanded, span) = match p {
+            Pattern::Str(s) => {
+                patterns.push((s.node.clone(), s.span));
+                continue;
             }
+            Pattern::Var(v) => {
+                let item = ListItem::Var(v.clone());
+                (
+                    ctx.expand(fi, std::slice::from_ref(&item), &mut Vec::new()),
+                    v.span,
+                )
+            }
+            Pattern::List(l) => (ctx.expand(fi, &l.node, &mut Vec::new()), l.span),
+        };
+        for v in expanded.into_iter().flatten() {
+            patterns.push((v, span));
         }
     }
     if !r.patterns.is_empty() && patterns.is_empty() && errors_before == ctx.error_count() {
