@@ -560,33 +560,33 @@ mod tests {
             .collect()
     }
 
+    /// The runs the probe finds and the runs a byte-by-byte walk finds, each kept where
+    /// its alphabet part reaches MIN_BASE64: a walked run shorter than that (the rest is
+    /// padding) cannot decode, so the probe may skip it; every other run must be the same.
+    fn probed_and_walked(line: &[u8]) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+        let probed = candidate_runs(line)
+            .filter(|r| alphabet_len(line, r) >= MIN_BASE64)
+            .collect();
+        let decodable = runs_walked(line)
+            .into_iter()
+            .filter(|r| alphabet_len(line, r) >= MIN_BASE64)
+            .collect();
+        (probed, decodable)
+    }
+
     proptest::proptest! {
         #[test]
         fn probing_finds_every_run_a_walk_finds_that_could_decode(
             line in proptest::collection::vec(
                 proptest::sample::select(b"aZ09+/-_= .\"'".to_vec()), 0..200)
         ) {
-            // A walked run whose alphabet part is shorter than MIN_BASE64 (the rest is
-            // padding) cannot decode, so the probe may skip it; every other run is the same.
-            let probed: Vec<Range<usize>> = candidate_runs(&line)
-                .filter(|r| alphabet_len(&line, r) >= MIN_BASE64)
-                .collect();
-            let decodable: Vec<Range<usize>> = runs_walked(&line)
-                .into_iter()
-                .filter(|r| alphabet_len(&line, r) >= MIN_BASE64)
-                .collect();
+            let (probed, decodable) = probed_and_walked(&line);
             proptest::prop_assert_eq!(probed, decodable);
         }
 
         #[test]
         fn the_finder_agrees_with_a_walk_on_lines_of_runs(line in line_of_pieces()) {
-            let probed: Vec<Range<usize>> = candidate_runs(&line)
-                .filter(|r| alphabet_len(&line, r) >= MIN_BASE64)
-                .collect();
-            let decodable: Vec<Range<usize>> = runs_walked(&line)
-                .into_iter()
-                .filter(|r| alphabet_len(&line, r) >= MIN_BASE64)
-                .collect();
+            let (probed, decodable) = probed_and_walked(&line);
             proptest::prop_assert_eq!(probed, decodable);
             let walked = text_runs_walked(&line);
             proptest::prop_assert_eq!(has_text_run(&line), !walked.is_empty());
