@@ -576,6 +576,15 @@ fn a_large_project_builds_the_same_set_while_the_image_decodes() {
         agree_on_a_set(image(), &sources, &lazy(&[])),
         PrecompiledUse::OverrideLet
     );
+    // A stdlib edited after the image was made: a full build, from the same parses.
+    let mut edited = with(&[(user, Layer::User, &text)]);
+    if let Some(first) = edited.first_mut() {
+        first.text = format!("{}\n// edited\n", first.text).into();
+    }
+    assert_eq!(
+        agree_on_a_set(image(), &edited, &lazy(&[])),
+        PrecompiledUse::SourcesDiffer
+    );
     // A file of the stdlib layer beyond the image's: parsed with the project's files.
     let sources = with(&[
         ("stdlib/extra.policy", Layer::Stdlib, &many_rules("x", 300)),

@@ -388,7 +388,12 @@ pub fn build_precompiled(
     let (decoded, parsed) = decode_beside(image_bytes, sources, leading);
     let decoded = match decoded {
         Ok(decoded) => decoded,
-        Err(why) => return (full(sources, options), why),
+        // A full build, which needs only the leading files parsed on top of the others.
+        Err(why) => {
+            let mut all = parse_all(&sources[..leading]);
+            all.extend(parsed);
+            return (compile(sources, options, all, None), why);
+        }
     };
     let covered = decoded.img.files.len();
     // An image of fewer files than the stdlib layer has (one made without a file that a
