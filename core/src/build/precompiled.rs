@@ -397,12 +397,10 @@ pub fn build_precompiled(
     };
     let covered = decoded.img.files.len();
     // An image of fewer files than the stdlib layer has (one made without a file that a
-    // project added to that layer) leaves some of them to parse.
-    let rest = if covered == leading {
-        parsed
-    } else {
-        parse_all(&sources[covered..])
-    };
+    // project added to that layer) leaves those to parse; the others' parses are made.
+    // The image checked that its files are all of the stdlib layer, so `covered <= leading`.
+    let mut rest = parse_all(sources.get(covered..leading).unwrap_or_default());
+    rest.extend(parsed);
     if overrides_a_let(&rest) {
         let mut parsed = parse_all(&sources[..covered]);
         parsed.extend(rest);
