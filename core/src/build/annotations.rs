@@ -14,7 +14,8 @@ pub(crate) const ACCEPTABLE: &[&str] = &["widening"];
 /// Reads `annotations` of a `what` ("rule", "detector") in file `fi`, in order: each
 /// error is reported where it stands, `severity` is called for each `@severity` value,
 /// `@accept` values go to `accepts` (rules only: `None` makes `@accept` unknown), and the
-/// `@id` given (valid or not, so later checks still see it) is returned.
+/// position of the `@id` given (valid or not, so later checks still see it) is returned:
+/// a caller that owns the annotations moves the id out instead of copying it.
 pub(super) fn read(
     ctx: &mut Ctx,
     fi: usize,
@@ -22,7 +23,7 @@ pub(super) fn read(
     what: &str,
     mut severity: impl FnMut(&mut Ctx, &Spanned<String>),
     mut accepts: Option<&mut Vec<String>>,
-) -> Option<String> {
+) -> Option<usize> {
     let known: &[&str] = if accepts.is_some() {
         &["id", "severity", "accept"]
     } else {
@@ -56,7 +57,7 @@ pub(super) fn read(
                         .with_label("invalid id"),
                     );
                 }
-                id = Some(a.value.node.clone());
+                id = Some(i);
             }
             "severity" => severity(ctx, &a.value),
             "accept" if accepts.is_some() => {

@@ -118,7 +118,7 @@ pub(super) fn compile_detector(
 
     // Annotations, as on rules (severity: error or warning).
     let mut severity = Severity::Error;
-    let id = annotations::read(
+    let id_at = annotations::read(
         ctx,
         fi,
         &d.annotations,
@@ -153,7 +153,10 @@ pub(super) fn compile_detector(
     };
     let origin = ctx.origin(fi, d.span);
     let kind_origin = ctx.origin(fi, d.kind.span);
-    let id = id.unwrap_or_else(|| format!("{}:{}", kind_origin.file, kind_origin.line));
+    let id = match id_at.and_then(|i| d.annotations.get(i)) {
+        Some(a) => a.value.node.clone(),
+        None => format!("{}:{}", kind_origin.file, kind_origin.line),
+    };
 
     // Patterns: regexes, or path globs for `file`.
     let mut patterns: Vec<(String, Span)> = Vec::new();

@@ -63,13 +63,12 @@ pub(super) fn check_unique(
 pub(super) fn drop_disabled(
     ctx: &mut Ctx,
     disabled_rules: &[String],
-    all_ids: &BTreeSet<String>,
     mut rules: Vec<CompiledRule>,
     detectors: Vec<(usize, CompiledDetector)>,
 ) -> (Vec<CompiledRule>, Vec<CompiledDetector>) {
     let disabled: BTreeSet<&str> = disabled_rules.iter().map(String::as_str).collect();
     for id in &disabled {
-        if !all_ids.contains(*id) && !detectors.iter().any(|(_, d)| d.id == *id) {
+        if !rules.iter().any(|r| r.id == *id) && !detectors.iter().any(|(_, d)| d.id == *id) {
             ctx.err(
                 NO_FILE,
                 Diagnostic::warning(

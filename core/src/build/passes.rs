@@ -18,7 +18,7 @@ fn lint_rules(
     ctx: &mut Ctx,
     rules: &[crate::ir::CompiledRule],
     roles: &BTreeSet<String>,
-    tests: &[(usize, &contextos_grammar::ast::TestBlock)],
+    tests: &[(usize, contextos_grammar::ast::TestBlock)],
 ) {
     use crate::ir::Layer;
     let mut known = roles.clone();
@@ -110,18 +110,18 @@ pub(super) struct Lowering {
 /// of every `let` and override, then each statement lowered to IR. `parsed` are the files
 /// from index `first` on; `low` holds what the files before them produced. Test blocks come
 /// back as syntax: they are compiled against the whole set's rule ids.
-pub(super) fn lower<'p>(
+///
+/// The statements are consumed as they are lowered: a rule's syntax is gone before the
+/// next rule is lowered, so the IR takes the freed memory instead of fresh pages.
+pub(super) fn lower(
     ctx: &mut Ctx,
     first: usize,
-    parsed: &'p [contextos_grammar::ast::PolicyFile],
+    parsed: Vec<contextos_grammar::ast::PolicyFile>,
     mut low: Lowering,
-) -> (
-    Lowering,
-    Vec<(usize, &'p contextos_grammar::ast::TestBlock)>,
-) {
-    header::declare(ctx, &mut low.defaults, first, parsed);
+) -> (Lowering, Vec<(usize, contextos_grammar::ast::TestBlock)>) {
+    header::declare(ctx, &mut low.defaults, first, &parsed);
     lets::check_all(ctx, first);
-    overrides::check(ctx, first, parsed);
+    overrides::check(ctx, first, &parsed);
     // Room for every rule at once: grown by doubling, the list would end up to twice its
     // size (280 bytes a rule) after copying itself at every step.
     low.rules.reserve(
@@ -137,23 +137,26 @@ pub(super) fn lower<'p>(
     );
     let mut tests_ast = Vec::new();
     for (fi, file) in (first..).zip(parsed) {
-        for stmt in &file.statements {
+        for stmt in file.statements {
             match stmt {
                 Statement::Rule(r) => low.rules.extend(rules::compile_rule(ctx, fi, r, None)),
-                Statement::Guide(g) => low.guides.extend(guides::compile_guide(ctx, fi, g, None)),
+                Statement::Guide(g) => {
+                    low.guides.extend(guides::compile_guide(ctx, fi, &g, None));
+                }
                 Statement::Detector(d) => low
                     .detectors
-                    .extend(detectors::compile_detector(ctx, fi, d).map(|c| (fi, c))),
+                    .extend(detectors::compile_detector(ctx, fi, &d).map(|c| (fi, c))),
                 Statement::Role(rb) => {
-                    low.roles.insert(rb.name.node.clone());
-                    for r in &rb.rules {
+                    let role = rb.name.node;
+                    for r in rb.rules {
                         low.rules
-                            .extend(rules::compile_rule(ctx, fi, r, Some(&rb.name.node)));
+                            .extend(rules::compile_rule(ctx, fi, r, Some(&role)));
                     }
                     for g in &rb.guides {
                         low.guides
-                            .extend(guides::compile_guide(ctx, fi, g, Some(&rb.name.node)));
+                            .extend(guides::compile_guide(ctx, fi, g, Some(&role)));
                     }
+                    low.roles.insert(role);
                 }
                 Statement::Test(t) => tests_ast.push((fi, t)),
                 _ => {}
@@ -191,7 +194,7 @@ pub(super) fn compile(
         }
         asts.push(out.file);
     }
-    let (low, tests_ast) = lower(&mut ctx, first, &asts, low);
+    let (low, tests_ast) = lower(&mut ctx, first, asts, low);
     let Lowering {
         defaults,
         rules,
@@ -201,14 +204,15 @@ pub(super) fn compile(
         roles,
     } = low;
     ids::check_unique(&mut ctx, &rules, &detectors);
-    let all_ids: BTreeSet<String> = rules.iter().map(|r| r.id.clone()).collect();
-    let (rules, detectors) = ids::drop_disabled(
-        &mut ctx,
-        &options.disabled_rules,
-        &all_ids,
-        rules,
-        detectors,
-    );
+    // Test blocks name rules by id, before `disable` drops any. Without tests (a cold hook
+    // call's project, as a rule) nothing asks, and the ids are not copied.
+    let all_ids: BTreeSet<String> = if tests_ast.is_empty() {
+        BTreeSet::new()
+    } else {
+        rules.iter().map(|r| r.id.clone()).collect()
+    };
+    let (rules, detectors) =
+        ids::drop_disabled(&mut ctx, &options.disabled_rules, rules, detectors);
     let detectors = match encoded_detectors {
         Some(bytes) => crate::lazy_list::LazyList::encoded(crate::section::Section::Held(
             crate::frozen::Bytes::of_static(bytes),
@@ -220,8 +224,10 @@ pub(super) fn compile(
         lint_rules(&mut ctx, &rules, &roles, &tests_ast);
     }
     let mut tests = Vec::new();
-    for (fi, t) in tests_ast {
-        tests.extend(test_blocks::compile_test(&mut ctx, fi, t, &all_ids, &roles));
+    for (fi, t) in &tests_ast {
+        tests.extend(test_blocks::compile_test(
+            &mut ctx, *fi, t, &all_ids, &roles,
+        ));
     }
     let defaults = header::default_effects(&mut ctx, &defaults, !files.is_empty());
     let runtime_lets = runtime_lets(&mut ctx);

@@ -170,7 +170,7 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
         .collect();
     let mut ctx = Ctx::new(&files, sources.iter().map(|s| s.layer).collect(), true);
     let asts: Vec<_> = parse_all(sources).into_iter().map(|p| p.file).collect();
-    let (low, _tests) = lower(&mut ctx, 0, &asts, Lowering::default());
+    let (low, _tests) = lower(&mut ctx, 0, asts, Lowering::default());
     if let Some(d) = ctx.diags.first() {
         return Err(PrecompileError::Diagnostics(d.diagnostic.message.clone()));
     }

@@ -13,10 +13,14 @@ use crate::schema;
 use contextos_grammar::ast::{self, ListItem, Pattern};
 use contextos_grammar::{did_you_mean, Diagnostic};
 
+/// Lowers one rule, which it takes whole: its strings (id, patterns, reason) move into
+/// the IR instead of being copied, and its syntax is dropped as soon as it is lowered, so
+/// a cold build's IR reuses the syntax tree's memory instead of faulting in fresh pages
+/// beside it (each such page costs more than a rule's lowering does).
 pub(super) fn compile_rule(
     ctx: &mut Ctx,
     fi: usize,
-    r: &ast::Rule,
+    mut r: ast::Rule,
     role: Option<&str>,
 ) -> Option<CompiledRule> {
     let errors_before = ctx.error_count();
@@ -27,7 +31,7 @@ pub(super) fn compile_rule(
     }
     let mut severity = None;
     let mut accepts = Vec::new();
-    let id = annotations::read(
+    let id_at = annotations::read(
         ctx,
         fi,
         &r.annotations,
@@ -38,16 +42,20 @@ pub(super) fn compile_rule(
             } else {
                 ctx.err(
                     fi,
-                    Diagnostic::error("E0107", v.span, format!("unknown severity `{}`", v.node))
-                        .with_help("use error, warning or info"),
+                    Diagnostic::error("E0107", v.span, format!("unknown severity `{}`", v.node)),
                 );
             }
         },
         Some(&mut accepts),
     );
     let origin = ctx.origin(fi, r.span);
-    let head_origin = ctx.origin(fi, r.head_span);
-    let id = id.unwrap_or_else(|| format!("{}:{}", head_origin.file, head_origin.line));
+    let id = match id_at.and_then(|i| r.annotations.get_mut(i)) {
+        Some(a) => std::mem::take(&mut a.value.node),
+        None => {
+            let head = ctx.origin(fi, r.head_span);
+            format!("{}:{}", head.file, head.line)
+        }
+    };
 
     // Operations.
     let allowed = schema::domain_ops(domain);
@@ -81,20 +89,26 @@ pub(super) fn compile_rule(
     }
 
     // Patterns.
-    let mut patterns = Vec::new();
-    for p in &r.patterns {
+    let first_span = r.patterns.first().map(|p| match p {
+        Pattern::Str(s) => s.span,
+        Pattern::Var(v) => v.span,
+        Pattern::List(l) => l.span,
+    });
+    let mut patterns = Vec::with_capacity(r.patterns.len());
+    for p in std::mem::take(&mut r.patterns) {
         // A literal is its own value; only `$name` and lists go through expansion (a
         // cold hook call lowers every rule, and most heads are one literal).
         let (expanded, span) = match p {
             Pattern::Str(s) => {
-                patterns.push((s.node.clone(), s.span));
+                patterns.push((s.node, s.span));
                 continue;
             }
             Pattern::Var(v) => {
-                let item = ListItem::Var(v.clone());
+                let span = v.span;
+                let item = ListItem::Var(v);
                 (
                     ctx.expand(fi, std::slice::from_ref(&item), &mut Vec::new()),
-                    v.span,
+                    span,
                 )
             }
             Pattern::List(l) => (ctx.expand(fi, &l.node, &mut Vec::new()), l.span),
@@ -103,8 +117,10 @@ pub(super) fn compile_rule(
             patterns.push((v, span));
         }
     }
-    if !r.patterns.is_empty() && patterns.is_empty() && errors_before == ctx.error_count() {
-        empty_head(ctx, fi, r);
+    if let Some(span) = first_span {
+        if patterns.is_empty() && errors_before == ctx.error_count() {
+            empty_head(ctx, fi, span);
+        }
     }
     // Advice only (warnings), which a lazy build's caller never shows: it needs the
     // verdict, and a cold hook call lowers every rule of the project.
@@ -158,27 +174,19 @@ pub(super) fn compile_rule(
     let mut because: Option<String> = None;
     let mut obligations = Vec::new();
     let mut analyzable = true;
-    for c in &r.clauses {
+    for c in std::mem::take(&mut r.clauses) {
+        let negated = matches!(c, ast::Clause::Unless(_));
         match c {
             ast::Clause::When(e) | ast::Clause::Unless(e) => {
-                let negated = matches!(c, ast::Clause::Unless(_));
-                if contains_script(e) {
+                if contains_script(&e) {
                     analyzable = false;
                 }
-                if let Some(cond) = check_expr(ctx, fi, domain, e) {
+                if let Some(cond) = check_expr(ctx, fi, domain, &e) {
                     let span = e.span();
                     clauses.push(Clause {
                         negated,
                         cond,
-                        text: format!(
-                            "{} {}",
-                            if negated { "unless" } else { "when" },
-                            match e {
-                                ast::Expr::Script(body) =>
-                                    format!("script {{ {} }}", body.node.trim()),
-                                _ => one_line(&ctx.text(fi, span)),
-                            }
-                        ),
+                        text: clause_text(ctx, fi, negated, &e),
                         origin: ctx.origin(fi, span),
                     });
                 }
@@ -190,10 +198,10 @@ pub(super) fn compile_rule(
                         Diagnostic::error("E0115", s.span, "a rule has at most one `because`"),
                     );
                 }
-                because = Some(s.node.clone());
+                because = Some(s.node);
             }
             ast::Clause::With(o) => {
-                if let Some(ob) = check_obligation(ctx, fi, domain, r.effect.node, o, &obligations)
+                if let Some(ob) = check_obligation(ctx, fi, domain, r.effect.node, &o, &obligations)
                 {
                     obligations.push(ob);
                 }
@@ -242,16 +250,7 @@ pub(super) fn lint_diagnostic(f: crate::lint::Finding, span: ast::Span) -> Diagn
 /// E0142: patterns were written but name nothing (`[]`, or `$x` with `let x = [];`).
 /// Without patterns a rule matches every subject of its domain, so an empty list would
 /// silently turn `allow exec $trusted` into "allow every command".
-fn empty_head(ctx: &mut Ctx, fi: usize, r: &ast::Rule) {
-    let span = r
-        .patterns
-        .first()
-        .map(|p| match p {
-            Pattern::Str(s) => s.span,
-            Pattern::Var(v) => v.span,
-            Pattern::List(l) => l.span,
-        })
-        .unwrap_or(r.head_span);
+fn empty_head(ctx: &mut Ctx, fi: usize, span: ast::Span) {
     ctx.err(
         fi,
         Diagnostic::error("E0142", span, "the pattern list is empty")
@@ -285,13 +284,34 @@ pub fn exec_pattern(p: &str) -> Result<ExecPattern, String> {
     Ok(ExecPattern { words, rest })
 }
 
-/// Clause text for traces: one line, no trailing whitespace (pest spans may include it).
-fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+/// A condition's text for traces, `when …` or `unless …`: one line, each source line
+/// trimmed and the blank ones left out, written into one string (a cold hook call makes
+/// one for every condition of the project).
+fn clause_text(ctx: &Ctx, fi: usize, negated: bool, e: &ast::Expr) -> String {
+    let keyword = if negated { "unless" } else { "when" };
+    if let ast::Expr::Script(body) = e {
+        return format!("{keyword} script {{ {} }}", body.node.trim());
+    }
+    let span = e.span();
+    let source = ctx.files[fi].text.get(span.start..span.end).unwrap_or("");
+    let mut text = String::with_capacity(keyword.len() + 1 + source.len());
+    text.push_str(keyword);
+    text.push(' ');
+    one_line_into(&mut text, source);
+    text
+}
+
+/// Appends `source` as one line: each line trimmed, blank ones left out, the rest joined
+/// by single spaces (spans may include a trailing line break and indentation).
+fn one_line_into(out: &mut String, source: &str) {
+    let mut first = true;
+    for line in source.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !first {
+            out.push(' ');
+        }
+        out.push_str(line);
+        first = false;
+    }
 }
 
 fn contains_script(e: &ast::Expr) -> bool {
@@ -300,5 +320,27 @@ fn contains_script(e: &ast::Expr) -> bool {
         ast::Expr::Or(v, _) | ast::Expr::And(v, _) => v.iter().any(contains_script),
         ast::Expr::Not(e, _) | ast::Expr::Paren(e, _) => contains_script(e),
         ast::Expr::Compare { .. } | ast::Expr::Truthy(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line_into;
+
+    fn one_line(source: &str) -> String {
+        let mut out = String::from(">");
+        one_line_into(&mut out, source);
+        out
+    }
+
+    #[test]
+    fn a_condition_over_several_lines_reads_as_one() {
+        assert_eq!(
+            one_line("path.ext == \"toml\"\n    and\n\n   role == \"ci\"  \r\n"),
+            ">path.ext == \"toml\" and role == \"ci\""
+        );
+        assert_eq!(one_line("  a  "), ">a");
+        assert_eq!(one_line("\n\n"), ">");
+        assert_eq!(one_line(""), ">");
     }
 }
