@@ -10,9 +10,9 @@
 //! the glob sets of those nodes alone.
 
 use crate::frozen::{put_u32, u32s, Bytes, Node, Trie, TrieBuilder};
-use crate::ir::{CompiledRule, ALL_OPS};
+use crate::ir::ALL_OPS;
 use crate::request::{Domain, NetOp, PathOp, Request, RequestKind};
-use crate::rules::{Rules, DAMAGED};
+use crate::rules::{Head, Rules, DAMAGED};
 use contextos_grammar::ast::Effect;
 use globset::{GlobSet, GlobSetBuilder};
 use std::sync::{Arc, OnceLock};
@@ -52,22 +52,23 @@ impl Slot {
         }
     }
 
-    /// Whether rule `r` is filed in this slot.
-    fn holds(self, r: &CompiledRule) -> bool {
-        let op_bit = |op: u8| r.ops & (1u8 << op) != 0 || r.ops == ALL_OPS;
+    /// Whether the rule of head `h` is filed in this slot.
+    fn holds(self, h: Head<'_>) -> bool {
+        let (domain, ops) = (h.domain(), h.ops());
+        let op_bit = |op: u8| ops & (1u8 << op) != 0 || ops == ALL_OPS;
         match self {
-            Slot::Path(op) => r.domain == Domain::Path && op_bit(op as u8),
-            Slot::Net(op) => r.domain == Domain::Net && op_bit(op as u8),
-            Slot::Plugin => r.domain == Domain::Plugin,
-            Slot::Commit => r.domain == Domain::Commit,
-            Slot::Mcp => r.domain == Domain::Mcp,
-            Slot::Exec => r.domain == Domain::Exec,
+            Slot::Path(op) => domain == Domain::Path && op_bit(op as u8),
+            Slot::Net(op) => domain == Domain::Net && op_bit(op as u8),
+            Slot::Plugin => domain == Domain::Plugin,
+            Slot::Commit => domain == Domain::Commit,
+            Slot::Mcp => domain == Domain::Mcp,
+            Slot::Exec => domain == Domain::Exec,
         }
     }
 
     /// The slot's trie over `rules`, frozen.
     pub(crate) fn freeze(self, rules: &Rules) -> Result<Vec<u8>, String> {
-        let held = rules.iter().enumerate().filter(|(_, r)| self.holds(r));
+        let held = rules.heads().filter(|(_, h)| self.holds(*h));
         match self {
             Slot::Exec => freeze_exec(held),
             Slot::Net(_) => freeze_globs(held, true),
@@ -216,18 +217,18 @@ fn literal_dirs(pattern: &str) -> impl Iterator<Item = &str> {
 /// rule. A node's payload is its globs: `rule u32 | strict u8 | len u32 | glob bytes`.
 /// The header holds the rules without patterns, and for `net` the address ranges.
 fn freeze_globs<'a>(
-    rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
+    rules: impl Iterator<Item = (usize, Head<'a>)>,
     ranges_apart: bool,
 ) -> Result<Vec<u8>, String> {
     let mut root = TrieBuilder::default();
     let mut always = Vec::new();
     let mut ranges: Vec<(usize, &str)> = Vec::new();
-    for (i, r) in rules {
-        if r.patterns.is_empty() {
+    for (i, h) in rules {
+        if h.matches_all() {
             always.push(i);
         }
-        let strict = r.effect != Effect::Allow;
-        for p in &r.patterns {
+        let strict = h.effect() != Effect::Allow;
+        for p in h.patterns() {
             if ranges_apart && crate::net::cidr(p).is_some() {
                 ranges.push((i, p));
                 continue;
@@ -453,16 +454,15 @@ impl GlobIndex {
 
 /// Exec rules filed under the literal leading words of their patterns; a node's payload
 /// is the u32 indices of the rules filed there.
-fn freeze_exec<'a>(
-    rules: impl Iterator<Item = (usize, &'a CompiledRule)>,
-) -> Result<Vec<u8>, String> {
+fn freeze_exec<'a>(rules: impl Iterator<Item = (usize, Head<'a>)>) -> Result<Vec<u8>, String> {
     let mut root = TrieBuilder::default();
-    for (i, r) in rules {
-        if r.exec_patterns.is_empty() {
+    for (i, h) in rules {
+        let mut prefixes = h.exec_prefixes().peekable();
+        if prefixes.peek().is_none() {
             put_u32(root.payload_mut(), i);
         }
-        for p in &r.exec_patterns {
-            put_u32(root.node(p.literal_prefix()).payload_mut(), i);
+        for p in prefixes {
+            put_u32(root.node(p).payload_mut(), i);
         }
     }
     root.freeze(&[])

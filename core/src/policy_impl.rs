@@ -38,15 +38,7 @@ impl PolicySet {
     /// The roles the rules' conditions compare with.
     pub(crate) fn role_literals(&self) -> std::collections::BTreeSet<String> {
         self.role_literals
-            .get_or_init(|| {
-                let mut out = std::collections::BTreeSet::new();
-                for r in &self.rules {
-                    for c in &r.clauses {
-                        crate::ir::role_literals(&c.cond, &mut out);
-                    }
-                }
-                out
-            })
+            .get_or_init(|| self.rules.role_literals())
             .clone()
     }
 

@@ -10,7 +10,9 @@ use crate::frozen::{u32_at, Bytes};
 use crate::ir::{CompiledRule, Layer, Origin, ALL_OPS};
 use crate::request::Domain;
 use crate::section::Section;
+use crate::snapshot::{rule_head, ExecHead, RuleHead};
 use contextos_grammar::ast::Effect;
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 /// The id of the rule that stands for damaged snapshot bytes.
@@ -35,6 +37,139 @@ pub struct Rules {
 enum Repr {
     Owned(Vec<CompiledRule>),
     Frozen(Frozen),
+    /// A precompiled stdlib's rules, still encoded, then the rules compiled from source.
+    Layered(EncodedRules, Vec<CompiledRule>),
+}
+
+/// Rules kept in their snapshot encoding, in bytes the binary holds (a precompiled
+/// standard library's): only their heads are read up front, for the ids and the index;
+/// a rule is decoded when it is first asked for, and a snapshot copies its bytes.
+///
+/// A cold hook call used to decode every stdlib rule (a few hundred kilobytes of
+/// conditions and glob lists, on fresh pages) only to encode each again for its cache.
+pub(crate) struct EncodedRules {
+    rules: Vec<(&'static [u8], RuleHead<'static>)>,
+    cells: Box<[OnceLock<Box<CompiledRule>>]>,
+    decode: DecodeRule,
+    /// The roles the rules' conditions compare with, recorded when they were encoded.
+    role_literals: BTreeSet<String>,
+}
+
+impl std::fmt::Debug for EncodedRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EncodedRules")
+            .field("count", &self.rules.len())
+            .finish()
+    }
+}
+
+impl EncodedRules {
+    /// The rules encoded in `rules`, each decoded by `decode` when first asked for; `None`
+    /// when a rule's head does not decode.
+    pub(crate) fn new(
+        rules: Vec<&'static [u8]>,
+        decode: DecodeRule,
+        role_literals: BTreeSet<String>,
+    ) -> Option<EncodedRules> {
+        let rules = rules
+            .into_iter()
+            .map(|bytes| Some((bytes, rule_head(bytes)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(EncodedRules {
+            cells: (0..rules.len()).map(|_| OnceLock::new()).collect(),
+            rules,
+            decode,
+            role_literals,
+        })
+    }
+
+    /// Each rule's id, in order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.rules.iter().map(|(_, h)| h.id)
+    }
+
+    /// How many rules there are.
+    pub(crate) fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Rule `i`, decoded on first use; bytes that do not decode give the damaged rule.
+    pub(crate) fn get(&self, i: usize) -> Option<&CompiledRule> {
+        let (bytes, head) = self.rules.get(i)?;
+        let cell = self.cells.get(i)?;
+        Some(cell.get_or_init(|| {
+            Box::new((self.decode)(bytes).unwrap_or_else(|| damaged_rule(Some(head.domain))))
+        }))
+    }
+
+    /// Every rule decoded, in order; `None` when one does not decode.
+    pub(crate) fn decode_all(&self) -> Option<Vec<CompiledRule>> {
+        self.rules
+            .iter()
+            .map(|(bytes, _)| (self.decode)(bytes))
+            .collect()
+    }
+}
+
+/// What the index is built from, of one rule: the rule, or the head of its encoding.
+#[derive(Clone, Copy)]
+pub(crate) enum Head<'a> {
+    Rule(&'a CompiledRule),
+    Encoded(&'a RuleHead<'static>),
+}
+
+impl<'a> Head<'a> {
+    pub(crate) fn domain(self) -> Domain {
+        match self {
+            Head::Rule(r) => r.domain,
+            Head::Encoded(h) => h.domain,
+        }
+    }
+
+    pub(crate) fn ops(self) -> crate::ir::OpMask {
+        match self {
+            Head::Rule(r) => r.ops,
+            Head::Encoded(h) => h.ops,
+        }
+    }
+
+    pub(crate) fn effect(self) -> Effect {
+        match self {
+            Head::Rule(r) => r.effect,
+            Head::Encoded(h) => h.effect,
+        }
+    }
+
+    /// The head's patterns, in order.
+    pub(crate) fn patterns(self) -> impl Iterator<Item = &'a str> {
+        let (owned, encoded): (&'a [String], &'a [&'static str]) = match self {
+            Head::Rule(r) => (&r.patterns, &[]),
+            Head::Encoded(h) => (&[], &h.patterns),
+        };
+        owned
+            .iter()
+            .map(String::as_str)
+            .chain(encoded.iter().copied())
+    }
+
+    /// Whether the head has no pattern (the rule matches every subject of its domain).
+    pub(crate) fn matches_all(self) -> bool {
+        match self {
+            Head::Rule(r) => r.patterns.is_empty(),
+            Head::Encoded(h) => h.patterns.is_empty(),
+        }
+    }
+
+    /// Each exec pattern's leading literal words, in order (none for a rule that matches
+    /// every command).
+    pub(crate) fn exec_prefixes(self) -> impl Iterator<Item = Vec<&'a str>> {
+        let (owned, encoded): (&'a [crate::ir::ExecPattern], &'a [ExecHead<'static>]) = match self {
+            Head::Rule(r) => (&r.exec_patterns, &[]),
+            Head::Encoded(h) => (&[], &h.exec_patterns),
+        };
+        let owned = owned.iter().map(crate::ir::ExecPattern::literal_prefix);
+        owned.chain(encoded.iter().map(ExecHead::literal_prefix))
+    }
 }
 
 /// A table entry is `offset u32 | length u32 | domain u8`, offsets into `blob`.
@@ -66,6 +201,14 @@ impl From<Vec<CompiledRule>> for Rules {
 }
 
 impl Rules {
+    /// `below` (a precompiled stdlib's rules, encoded) followed by `above`.
+    pub(crate) fn layered(below: EncodedRules, above: Vec<CompiledRule>) -> Rules {
+        Rules {
+            repr: Repr::Layered(below, above),
+            damaged: OnceLock::new(),
+        }
+    }
+
     /// Rules kept as bytes: `table` holds `count` fixed-width entries locating each rule's
     /// encoding in `blob`. `None` when the table is shorter than `count` entries.
     pub(crate) fn frozen(
@@ -98,9 +241,25 @@ impl Rules {
     ) -> Result<(Vec<u8>, Vec<u8>), String> {
         let mut table = Vec::with_capacity(self.len() * ENTRY);
         let mut blob = Vec::with_capacity(self.len() * 256);
-        for r in self.iter() {
+        let encoded = match &self.repr {
+            Repr::Layered(below, _) => below.rules.as_slice(),
+            _ => &[],
+        };
+        for i in 0..self.len() {
             let start = blob.len();
-            blob = encode(r, blob)?;
+            // A rule still in its encoding is its own bytes: the same that encoding it
+            // once decoded would write (postcard's encoding is canonical).
+            let domain = match encoded.get(i) {
+                Some((bytes, head)) => {
+                    blob.extend_from_slice(bytes);
+                    head.domain
+                }
+                None => {
+                    let r = self.get(i).ok_or("a rule is missing")?;
+                    blob = encode(r, blob)?;
+                    r.domain
+                }
+            };
             let at = u32::try_from(start).map_err(|_| "the rules exceed 4 GiB")?;
             let len = blob
                 .len()
@@ -109,7 +268,7 @@ impl Rules {
                 .ok_or("a rule exceeds 4 GiB")?;
             table.extend_from_slice(&at.to_le_bytes());
             table.extend_from_slice(&len.to_le_bytes());
-            table.push(r.domain.index() as u8);
+            table.push(domain.index() as u8);
         }
         Ok((table, blob))
     }
@@ -119,6 +278,7 @@ impl Rules {
         match &self.repr {
             Repr::Owned(v) => v.len(),
             Repr::Frozen(f) => f.count,
+            Repr::Layered(below, above) => below.len() + above.len(),
         }
     }
 
@@ -136,6 +296,10 @@ impl Rules {
         }
         match &self.repr {
             Repr::Owned(v) => v.get(i),
+            Repr::Layered(below, above) => match i.checked_sub(below.len()) {
+                None => below.get(i),
+                Some(j) => above.get(j),
+            },
             Repr::Frozen(f) => {
                 // An index naming a rule past the table is damage too: a deny, not nothing.
                 let Some(cell) = f.cells.get(i) else {
@@ -168,6 +332,32 @@ impl Rules {
             rules: self,
             next: 0,
         }
+    }
+
+    /// Each rule's head, in load order: a rule still encoded is read no further than that
+    /// (a snapshot's rules are decoded whole, as [`Rules::get`] does).
+    pub(crate) fn heads(&self) -> impl Iterator<Item = (usize, Head<'_>)> + '_ {
+        let encoded = match &self.repr {
+            Repr::Layered(below, _) => below.rules.as_slice(),
+            _ => &[],
+        };
+        (0..self.len()).filter_map(move |i| match encoded.get(i) {
+            Some((_, head)) => Some((i, Head::Encoded(head))),
+            None => self.get(i).map(|r| (i, Head::Rule(r))),
+        })
+    }
+
+    /// The roles the rules' conditions compare with (`role == "x"`): for rules still
+    /// encoded, as recorded with them; for the others, read from their conditions.
+    pub(crate) fn role_literals(&self) -> BTreeSet<String> {
+        let (mut out, read) = match &self.repr {
+            Repr::Layered(below, above) => (below.role_literals.clone(), above.iter().collect()),
+            _ => (BTreeSet::new(), self.iter().collect::<Vec<_>>()),
+        };
+        for c in read.iter().flat_map(|r| &r.clauses) {
+            crate::ir::role_literals(&c.cond, &mut out);
+        }
+        out
     }
 
     /// The owned rules; a snapshot's rules are decoded.

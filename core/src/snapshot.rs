@@ -96,6 +96,61 @@ struct RuleSnap {
     accepts: Vec<String>,
 }
 
+/// The leading fields of a rule's encoding ([`RuleSnap`]'s, in its order), borrowed from
+/// the bytes: the id and what the index is built from. A precompiled stdlib's rules are
+/// read this far only; the rest of a rule is decoded when a request's candidates name it.
+#[derive(Deserialize, Debug)]
+pub(crate) struct RuleHead<'a> {
+    #[serde(borrow)]
+    pub(crate) id: &'a str,
+    pub(crate) effect: Effect,
+    pub(crate) domain: Domain,
+    pub(crate) ops: OpMask,
+    #[serde(borrow)]
+    _role: Option<&'a str>,
+    #[serde(borrow)]
+    pub(crate) patterns: Vec<&'a str>,
+    #[serde(borrow)]
+    pub(crate) exec_patterns: Vec<ExecHead<'a>>,
+}
+
+/// An [`ExecPattern`]'s encoding, borrowed.
+#[derive(Deserialize, Debug)]
+pub(crate) struct ExecHead<'a> {
+    #[serde(borrow)]
+    words: Vec<WordHead<'a>>,
+    _rest: bool,
+}
+
+/// A [`crate::ir::Word`]'s encoding, borrowed: a glob word is written as its pattern.
+#[derive(Deserialize, Debug)]
+enum WordHead<'a> {
+    Literal(#[serde(borrow)] &'a str),
+    Glob(
+        #[serde(borrow)]
+        #[allow(dead_code, reason = "read only to step over a glob word's encoding")]
+        &'a str,
+    ),
+}
+
+impl<'a> ExecHead<'a> {
+    /// The leading literal words, as [`ExecPattern::literal_prefix`] gives them.
+    pub(crate) fn literal_prefix(&self) -> Vec<&'a str> {
+        self.words
+            .iter()
+            .map_while(|w| match w {
+                WordHead::Literal(l) => Some(*l),
+                WordHead::Glob(_) => None,
+            })
+            .collect()
+    }
+}
+
+/// The head of one rule's encoding; `None` for bytes that do not decode that far.
+pub(crate) fn rule_head(bytes: &[u8]) -> Option<RuleHead<'_>> {
+    postcard::take_from_bytes(bytes).ok().map(|(head, _)| head)
+}
+
 #[derive(Serialize, Deserialize)]
 pub(crate) struct GuideSnap {
     apply: crate::policy::GuideApply,
@@ -606,5 +661,67 @@ mod tests {
             let in_turn = encode_with(&set_of(n), None, usize::MAX).expect("encodes");
             assert_eq!(beside, in_turn, "{n} rules");
         }
+    }
+
+    #[test]
+    fn a_rule_head_reads_the_leading_fields_of_its_encoding() {
+        let text = r#"language 1;
+@id("a") deny path write, delete "gen/**/*.rs", "x/*" because "g";
+@id("b") allow exec "tool build *", "/usr/bin/git pu* --force", "ca?go test" because "r";
+@id("c") ask exec because "any command";
+@id("d") deny net fetch "h.example.com", "10.0.0.0/16" when role == "ci" because "n";
+role ops { @id("e") allow path read when path.ext == "md" because "docs"; }
+"#;
+        let source = PolicySource {
+            name: "heads.policy".into(),
+            text: text.into(),
+            layer: Layer::User,
+        };
+        let options = BuildOptions {
+            lazy: true,
+            ..BuildOptions::default()
+        };
+        let set = build(&[source], &options)
+            .policy
+            .expect("the rules compile");
+        assert_eq!(set.rules.len(), 5);
+        for r in &set.rules {
+            let bytes = encode_rule(r).expect("encodes");
+            let head = rule_head(&bytes).expect("the head decodes");
+            assert_eq!(head.id, r.id);
+            assert_eq!(
+                (head.effect, head.domain, head.ops),
+                (r.effect, r.domain, r.ops)
+            );
+            assert_eq!(head.patterns, r.patterns);
+            let prefixes: Vec<Vec<&str>> = head
+                .exec_patterns
+                .iter()
+                .map(ExecHead::literal_prefix)
+                .collect();
+            let want: Vec<Vec<&str>> = r
+                .exec_patterns
+                .iter()
+                .map(ExecPattern::literal_prefix)
+                .collect();
+            assert_eq!(prefixes, want, "rule {}", r.id);
+        }
+        // The exec patterns' glob words end the literal prefix: `/usr/bin/git` then `pu*`.
+        let b = set.rules.iter().find(|r| r.id == "b").expect("rule b");
+        let bytes = encode_rule(b).expect("encodes");
+        let head = rule_head(&bytes).expect("the head decodes");
+        let prefixes: Vec<Vec<&str>> = head
+            .exec_patterns
+            .iter()
+            .map(ExecHead::literal_prefix)
+            .collect();
+        assert_eq!(
+            prefixes,
+            vec![vec!["tool", "build"], vec!["/usr/bin/git"], vec![]]
+        );
+        assert!(
+            rule_head(&bytes[..3]).is_none(),
+            "a truncated head is refused"
+        );
     }
 }

@@ -595,3 +595,78 @@ fn a_large_project_builds_the_same_set_while_the_image_decodes() {
         PrecompiledUse::Used
     );
 }
+
+/// An image whose rules compare roles and match commands by glob words: the build on it
+/// reads those rules no further than their heads, yet gives a full build's set (its
+/// snapshot records the roles the image's conditions name), decides as it does, and says
+/// where an image rule is when a project repeats its id.
+#[test]
+fn rules_kept_encoded_in_the_image_decide_as_the_full_builds() {
+    const LAYER: &str = r#"language 1;
+@id("img-ci") ask exec "deploy *" when role == "ci" because "ci deploys";
+@id("img-glob") deny exec "/usr/bin/git pu* --force" because "no force pushes";
+@id("img-ops") allow path write "ops/**" when role in ["ops", "sre"] because "ops";
+@id("img-all") ask exec because "any command";
+"#;
+    let mut base = stdlib();
+    base.push(PolicySource {
+        name: "stdlib/roles.policy".into(),
+        text: LAYER.to_string().into(),
+        layer: Layer::Stdlib,
+    });
+    let image = leak(precompile(&base).expect("the layer precompiles"));
+    let project = |text: &str| {
+        let mut s = base.clone();
+        s.push(PolicySource {
+            name: ".contextos/policies/main.policy".into(),
+            text: text.to_string().into(),
+            layer: Layer::User,
+        });
+        s
+    };
+    let sources = project(PROJECT);
+    assert_eq!(
+        agree_on_a_set(image, &sources, &lazy(&[])),
+        PrecompiledUse::Used
+    );
+    let full = build(&sources, &lazy(&[])).policy.expect("a set");
+    let (pre, _) = build_precompiled(image, &sources, &lazy(&[]));
+    let pre = pre.policy.expect("a set");
+    let roles = pre.known_roles();
+    for role in ["ci", "ops", "sre", "reviewer"] {
+        assert!(roles.contains(role), "{role} in {roles:?}");
+    }
+    assert_eq!(roles, full.known_roles());
+    let requests = [
+        contextos_core::Request::exec(["deploy", "prod"]),
+        contextos_core::Request::exec(["/usr/bin/git", "push", "--force"]),
+        contextos_core::Request::exec(["git", "status"]),
+        contextos_core::Request::path(contextos_core::PathOp::Write, "ops/x.yaml"),
+    ];
+    for role in [None, Some("ci"), Some("ops")] {
+        for req in &requests {
+            let req = req.clone().with_role(role.map(str::to_string));
+            let (a, b) = (
+                full.decide(&req, Default::default()),
+                pre.decide(&req, Default::default()),
+            );
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{req:?}");
+        }
+    }
+    // A project rule that repeats an image rule's id is told where the image's is.
+    let (out, _) = build_precompiled(
+        image,
+        &project("language 1;\n@id(\"img-glob\") deny path write \"a/**\" because \"taken\";\n"),
+        &lazy(&[]),
+    );
+    let dup = out
+        .diagnostics
+        .iter()
+        .find(|d| d.diagnostic.code == "E0106")
+        .expect("the duplicate id is reported");
+    assert!(
+        dup.diagnostic.message.contains("stdlib/roles.policy:3"),
+        "{}",
+        dup.diagnostic.message
+    );
+}

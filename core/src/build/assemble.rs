@@ -15,6 +15,8 @@ use std::collections::BTreeSet;
 /// Everything the passes produced, ready to be assembled.
 pub(super) struct Lowered {
     pub(super) rules: Vec<CompiledRule>,
+    /// A precompiled stdlib's rules, still encoded, which come before `rules`.
+    pub(super) encoded_rules: Option<crate::rules::EncodedRules>,
     pub(super) defaults: [Effect; crate::request::Domain::COUNT],
     pub(super) guides: Vec<CompiledGuide>,
     pub(super) detectors: crate::lazy_list::LazyList<CompiledDetector>,
@@ -32,6 +34,7 @@ pub(super) fn policy_set(
 ) -> (Option<PolicySet>, Vec<FileDiagnostic>) {
     let Lowered {
         rules,
+        encoded_rules,
         defaults: default_effects,
         guides,
         detectors,
@@ -43,7 +46,10 @@ pub(super) fn policy_set(
         mut diags, scripts, ..
     } = ctx;
     let has_errors = diags.iter().any(|d| d.diagnostic.is_error());
-    let rules = Rules::from(rules);
+    let rules = match encoded_rules {
+        Some(below) => Rules::layered(below, rules),
+        None => Rules::from(rules),
+    };
     let index = if has_errors {
         None
     } else {

@@ -5,21 +5,36 @@ use super::context::Ctx;
 use super::output::NO_FILE;
 use crate::detector::CompiledDetector;
 use crate::ir::{CompiledRule, Origin};
+use crate::rules::EncodedRules;
 use contextos_grammar::ast::Span;
 use contextos_grammar::Diagnostic;
 use std::collections::{BTreeSet, HashMap};
 
-/// Reports every rule or detector id used a second time.
+/// Reports every rule or detector id used a second time. `encoded` (a precompiled
+/// stdlib's rules, which come first) are unique among themselves: only their ids are read,
+/// and the rule a later one repeats is decoded to say where it is.
 pub(super) fn check_unique(
     ctx: &mut Ctx,
+    encoded: Option<&EncodedRules>,
     rules: &[CompiledRule],
     detectors: &[(usize, CompiledDetector)],
 ) {
     let files = ctx.files;
     // Borrowed, and sized once: a cold build checks every rule, the stdlib's included.
-    let mut seen: HashMap<&str, &Origin> = HashMap::with_capacity(rules.len());
+    let below = encoded.map_or(0, EncodedRules::len);
+    let mut seen: HashMap<&str, Prev> = HashMap::with_capacity(below + rules.len());
+    for (i, id) in encoded.iter().flat_map(|e| e.ids()).enumerate() {
+        seen.insert(id, Prev::Encoded(i));
+    }
     for r in rules {
         if let Some(prev) = seen.get(r.id.as_str()) {
+            let prev = match prev {
+                Prev::Rule(o) => (*o).to_string(),
+                Prev::Encoded(i) => encoded.and_then(|e| e.get(*i)).map_or_else(
+                    || "the standard library".to_string(),
+                    |r| r.origin.to_string(),
+                ),
+            };
             let fi = files
                 .iter()
                 .position(|f| f.name == r.origin.file)
@@ -35,7 +50,7 @@ pub(super) fn check_unique(
                 .with_help("rule ids must be unique across the policy set (stdlib included)"),
             );
         } else {
-            seen.insert(&r.id, &r.origin);
+            seen.insert(&r.id, Prev::Rule(&r.origin));
         }
     }
     let mut seen_detectors: HashMap<&str, &Origin> = HashMap::new();
@@ -57,6 +72,12 @@ pub(super) fn check_unique(
             }
         }
     }
+}
+
+/// Where an id was first seen.
+enum Prev<'a> {
+    Rule(&'a Origin),
+    Encoded(usize),
 }
 
 /// Leaves out the rules and detectors `disable` names.

@@ -97,6 +97,8 @@ pub(super) fn parse_all(sources: &[PolicySource]) -> Vec<contextos_grammar::Pars
 pub(super) struct Lowering {
     pub(super) defaults: header::Defaults,
     pub(super) rules: Vec<crate::ir::CompiledRule>,
+    /// A precompiled stdlib's rules, still encoded: they come before `rules`.
+    pub(super) encoded_rules: Option<crate::rules::EncodedRules>,
     pub(super) guides: Vec<crate::policy::CompiledGuide>,
     pub(super) detectors: Vec<(usize, CompiledDetector)>,
     /// A precompiled stdlib's detectors, still in their snapshot encoding: planted only
@@ -198,18 +200,23 @@ pub(super) fn compile(
     let Lowering {
         defaults,
         rules,
+        encoded_rules,
         guides,
         detectors,
         encoded_detectors,
         roles,
     } = low;
-    ids::check_unique(&mut ctx, &rules, &detectors);
+    ids::check_unique(&mut ctx, encoded_rules.as_ref(), &rules, &detectors);
     // Test blocks name rules by id, before `disable` drops any. Without tests (a cold hook
     // call's project, as a rule) nothing asks, and the ids are not copied.
     let all_ids: BTreeSet<String> = if tests_ast.is_empty() {
         BTreeSet::new()
     } else {
-        rules.iter().map(|r| r.id.clone()).collect()
+        let encoded = encoded_rules
+            .iter()
+            .flat_map(|e| e.ids())
+            .map(str::to_string);
+        encoded.chain(rules.iter().map(|r| r.id.clone())).collect()
     };
     let (rules, detectors) =
         ids::drop_disabled(&mut ctx, &options.disabled_rules, rules, detectors);
@@ -236,6 +243,7 @@ pub(super) fn compile(
         options.lazy,
         Lowered {
             rules,
+            encoded_rules,
             defaults,
             guides,
             detectors,

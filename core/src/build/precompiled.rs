@@ -27,8 +27,9 @@ use super::context::{Ctx, LetDef};
 use super::output::{BuildOptions, BuildOutput, PolicySource};
 use super::passes::{compile, lower, parse_all, Lowering, Seed};
 use crate::detector::CompiledDetector;
-use crate::ir::{CompiledRule, Layer};
+use crate::ir::Layer;
 use crate::request::Domain;
+use crate::rules::EncodedRules;
 use crate::snapshot::{self, EmbeddedDetectors, GuideSnap, SNAPSHOT_FORMAT};
 use contextos_grammar::ast::{Effect, ListItem, Span, Statement};
 use contextos_grammar::SourceFile;
@@ -38,7 +39,7 @@ use std::collections::BTreeSet;
 
 /// Bumped whenever the image's own layout changes; the IR inside it follows
 /// [`SNAPSHOT_FORMAT`], which the image records too.
-const IMAGE_FORMAT: u32 = 2;
+const IMAGE_FORMAT: u32 = 3;
 
 /// The image's first fields, which [`embedded_detectors`] reads without decoding the rest:
 /// postcard writes a nested struct's fields in place, so they lead the image's bytes.
@@ -76,6 +77,10 @@ struct Image<'a> {
     /// Each detector's file index and id, in order.
     detector_ids: Vec<(usize, String)>,
     roles: BTreeSet<String>,
+    /// The roles the rules' conditions compare with: a build on the image reads no
+    /// further than its rules' heads, so what a snapshot's head records of their
+    /// conditions is recorded here.
+    role_literals: BTreeSet<String>,
 }
 
 /// Bytes written as postcard writes a byte string and borrowed back from the image.
@@ -222,6 +227,7 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
             .map(|(fi, d)| (*fi, d.id.clone()))
             .collect(),
         roles: low.roles,
+        role_literals: crate::rules::Rules::from(low.rules).role_literals(),
     };
     postcard::to_stdvec(&image).map_err(|e| PrecompileError::Encode(e.to_string()))
 }
@@ -259,32 +265,49 @@ fn image(image: &'static [u8], sources: &[PolicySource]) -> Result<Image<'static
     Ok(img)
 }
 
-/// The image decoded, with its rules (the bulk of the decoding): what [`seed`] plants.
+/// The image decoded, with the heads of its rules: what [`seed`] plants.
 struct Decoded {
     img: Image<'static>,
-    rules: Vec<CompiledRule>,
+    rules: EncodedRules,
 }
 
-/// Decodes the image, if it describes the leading `sources`, and its rules.
+/// Decodes the image, if it describes the leading `sources`, and its rules' heads; a rule
+/// is decoded whole when a request first names it.
 fn decode(image_bytes: &'static [u8], sources: &[PolicySource]) -> Result<Decoded, PrecompiledUse> {
-    let img = image(image_bytes, sources)?;
+    let mut img = image(image_bytes, sources)?;
     let scripts = img.scripts.len();
+    let bytes = std::mem::take(&mut img.rules)
+        .into_iter()
+        .map(|t| t.0)
+        .collect();
     // The image is part of this build, and its globs are the stdlib's, which a lazy
     // build does not validate either.
-    let rules = crate::glob::decoding_trusted(|| {
-        img.rules
-            .iter()
-            .map(|bytes| snapshot::rule_from(bytes.0, scripts))
-            .collect::<Option<Vec<_>>>()
-    })
-    .ok_or_else(|| PrecompiledUse::Unreadable("a rule does not decode".into()))?;
+    let decode: crate::rules::DecodeRule = Box::new(move |bytes| {
+        crate::glob::decoding_trusted(|| snapshot::rule_from(bytes, scripts))
+    });
+    let role_literals = std::mem::take(&mut img.role_literals);
+    let rules = EncodedRules::new(bytes, decode, role_literals)
+        .ok_or_else(|| PrecompiledUse::Unreadable("a rule's head does not decode".into()))?;
     Ok(Decoded { img, rules })
 }
 
 /// What the decoded image plants. Its detectors stay encoded unless `decode_detectors` (a
-/// later file adds detectors, or `disable` names one of the image's).
-fn seed(decoded: Decoded, decode_detectors: bool) -> Result<Seed, PrecompiledUse> {
+/// later file adds detectors, or `disable` names one of the image's), and its rules unless
+/// `decode_rules` (`disable` names one of them).
+fn seed(
+    decoded: Decoded,
+    decode_detectors: bool,
+    decode_rules: bool,
+) -> Result<Seed, PrecompiledUse> {
     let Decoded { img, rules } = decoded;
+    let (rules, encoded_rules) = if decode_rules {
+        let all = rules
+            .decode_all()
+            .ok_or_else(|| PrecompiledUse::Unreadable("a rule does not decode".into()))?;
+        (all, None)
+    } else {
+        (Vec::new(), Some(rules))
+    };
     let in_range = |fi: usize| fi < img.files.len();
     let damaged = |what: &str| PrecompiledUse::Unreadable(format!("{what} out of range"));
     if img.lets.iter().any(|l| !in_range(l.file)) {
@@ -333,6 +356,7 @@ fn seed(decoded: Decoded, decode_detectors: bool) -> Result<Seed, PrecompiledUse
         low: Lowering {
             defaults,
             rules,
+            encoded_rules,
             guides: img.guides.into_iter().map(snapshot::guide_from).collect(),
             detectors,
             encoded_detectors,
@@ -409,11 +433,19 @@ pub fn build_precompiled(
             PrecompiledUse::OverrideLet,
         );
     }
-    let disables_one = options
+    let disables_detector = options
         .disabled_rules
         .iter()
         .any(|id| decoded.img.detector_ids.iter().any(|(_, d)| d == id));
-    let seed = match seed(decoded, disables_one || adds_detectors(&rest)) {
+    let disables_rule = options
+        .disabled_rules
+        .iter()
+        .any(|id| decoded.rules.ids().any(|r| r == id));
+    let seed = match seed(
+        decoded,
+        disables_detector || adds_detectors(&rest),
+        disables_rule,
+    ) {
         Ok(seed) => seed,
         Err(why) => return (full(sources, options), why),
     };
