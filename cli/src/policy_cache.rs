@@ -23,7 +23,7 @@
 use crate::project::{Project, ProjectError};
 use contextos_engine::effects::atomic_write;
 use contextos_engine::effects::user_key::UserKey;
-use contextos_engine::snapshot::SNAPSHOT_FORMAT;
+use contextos_engine::snapshot::{SnapshotParts, SNAPSHOT_FORMAT};
 use contextos_engine::{BuildOutput, Layer, PolicySet, PolicySource};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -185,10 +185,16 @@ fn cache_mac(user_key: &UserKey) -> Result<Hmac<Sha256>, CacheMiss> {
     Hmac::<Sha256>::new_from_slice(&derived).map_err(|_| CacheMiss::Key)
 }
 
-fn mac(user_key: &UserKey, key: &[u8; 32], payload: &[u8]) -> Option<[u8; 32]> {
+fn mac<'a>(
+    user_key: &UserKey,
+    key: &[u8; 32],
+    payload: impl IntoIterator<Item = &'a [u8]>,
+) -> Option<[u8; 32]> {
     let mut m = cache_mac(user_key).ok()?;
     m.update(key);
-    m.update(payload);
+    for chunk in payload {
+        m.update(chunk);
+    }
     Some(m.finalize().into_bytes().into())
 }
 
@@ -269,23 +275,22 @@ pub(crate) fn encode(
     let (header, payload) = sealed(key, user_key, set)?;
     let mut bytes = Vec::with_capacity(HEADER + payload.len());
     bytes.extend_from_slice(&header);
-    bytes.extend_from_slice(&payload);
+    payload.chunks().for_each(|c| bytes.extend_from_slice(c));
     Ok(bytes)
 }
 
 /// A cache file's two parts: its header (magic, key, MAC) and the snapshot it vouches
-/// for, written one after the other so the snapshot is never copied behind a header.
+/// for, in the encoder's parts, written one after the other so the snapshot is never
+/// copied into one buffer, let alone behind a header.
 fn sealed(
     key: &[u8; 32],
     user_key: &UserKey,
     set: &PolicySet,
-) -> Result<(Vec<u8>, Vec<u8>), CacheMiss> {
-    let payload = match embedded_detectors() {
-        Some(e) => set.to_snapshot_sharing(&e),
-        None => set.to_snapshot(),
-    }
-    .map_err(CacheMiss::Snapshot)?;
-    let tag = mac(user_key, key, &payload).ok_or(CacheMiss::Key)?;
+) -> Result<(Vec<u8>, SnapshotParts), CacheMiss> {
+    let payload = set
+        .to_snapshot_parts(embedded_detectors().as_ref())
+        .map_err(CacheMiss::Snapshot)?;
+    let tag = mac(user_key, key, payload.chunks()).ok_or(CacheMiss::Key)?;
     let header = [MAGIC.as_slice(), key, &tag].concat();
     Ok((header, payload))
 }
@@ -307,7 +312,10 @@ fn write_cache(
     // Hooks run concurrently: each writes its own temporary file and renames it over the
     // cache, so a reader sees either the old or the new file, never a mix. Not fsynced: a
     // cache lost or torn by a power cut fails its key or MAC and is rebuilt.
-    atomic_write::replace_cache(path, &[&header, &payload], 0o600).map_err(at(path))?;
+    let parts: Vec<&[u8]> = std::iter::once(header.as_slice())
+        .chain(payload.chunks())
+        .collect();
+    atomic_write::replace_cache(path, &parts, 0o600).map_err(at(path))?;
     Ok(())
 }
 

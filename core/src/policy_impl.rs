@@ -71,7 +71,7 @@ impl PolicySet {
     /// Encodes the compiled set (without its tests) for the policy cache of short-lived
     /// processes such as agent hooks.
     pub fn to_snapshot(&self) -> Result<Vec<u8>, SnapshotError> {
-        snapshot::encode(self, None)
+        snapshot::encode(self, None).map(|parts| parts.to_vec())
     }
 
     /// [`PolicySet::to_snapshot`], except that detectors which are `embedded` ones,
@@ -82,7 +82,18 @@ impl PolicySet {
         &self,
         embedded: &snapshot::EmbeddedDetectors,
     ) -> Result<Vec<u8>, SnapshotError> {
-        snapshot::encode(self, Some(embedded))
+        self.to_snapshot_parts(Some(embedded))
+            .map(|parts| parts.to_vec())
+    }
+
+    /// [`PolicySet::to_snapshot_sharing`] (or, without `embedded`,
+    /// [`PolicySet::to_snapshot`]) in the parts the encoder leaves, for a caller that
+    /// writes or hashes them in turn instead of copying them into one buffer.
+    pub fn to_snapshot_parts(
+        &self,
+        embedded: Option<&snapshot::EmbeddedDetectors>,
+    ) -> Result<snapshot::SnapshotParts, SnapshotError> {
+        snapshot::encode(self, embedded)
     }
 
     /// Decodes a snapshot into a policy set whose glob sets compile on first use.

@@ -325,7 +325,7 @@ const _: () = assert!(matches!(Slot::ALL[Slot::ALL.len() - 1], Slot::Exec));
 pub(crate) fn encode(
     set: &PolicySet,
     embedded: Option<&EmbeddedDetectors>,
-) -> Result<Vec<u8>, SnapshotError> {
+) -> Result<SnapshotParts, SnapshotError> {
     encode_with(set, embedded, PARALLEL_ENCODE_RULES)
 }
 
@@ -334,7 +334,7 @@ fn encode_with(
     set: &PolicySet,
     embedded: Option<&EmbeddedDetectors>,
     parallel_from: usize,
-) -> Result<Vec<u8>, SnapshotError> {
+) -> Result<SnapshotParts, SnapshotError> {
     let freeze_rules = || {
         set.rules.freeze(|r, blob| {
             let snap = rule_snap(r).map_err(|e| e.to_string())?;
@@ -380,28 +380,25 @@ fn encode_with(
             .as_ref()
             .is_some_and(|b| std::ptr::eq(b.as_slice(), e.bytes))
     });
-    let encoded_now;
-    let detectors: &[u8] = match &came_encoded {
-        Some(_) if shared.is_some() => &[],
-        Some(bytes) => bytes.as_slice(),
+    let detectors = match came_encoded {
+        Some(_) if shared.is_some() => Part::Empty,
+        Some(bytes) => Part::Held(bytes),
         None => {
             let detectors = set.detectors.get().map_err(SnapshotError::Encode)?;
-            encoded_now =
-                postcard::to_stdvec(detectors).map_err(|e| SnapshotError::Encode(e.to_string()))?;
-            &encoded_now
+            Part::Owned(
+                postcard::to_stdvec(detectors).map_err(|e| SnapshotError::Encode(e.to_string()))?,
+            )
         }
     };
-    // The body is the sections end to end; the head states where each lies, so the
-    // sections are copied once, straight into the snapshot (a third of a megabyte for the
-    // stdlib), never into a body of their own first.
-    let mut parts: Vec<&[u8]> = vec![&table, &blob];
-    parts.extend(tries.iter().map(Bytes::as_slice));
-    parts.push(detectors);
-    let mut sections = Vec::with_capacity(parts.len());
+    let mut sections = Vec::with_capacity(3 + tries.len());
     let mut body = 0u64;
-    for p in &parts {
-        sections.push((body, p.len() as u64));
-        body += p.len() as u64;
+    let lengths = [table.len(), blob.len()]
+        .into_iter()
+        .chain(tries.iter().map(|t| t.as_slice().len()))
+        .chain([detectors.as_slice().len()]);
+    for len in lengths {
+        sections.push((body, len as u64));
+        body += len as u64;
     }
     let head = Head {
         body,
@@ -418,16 +415,81 @@ fn encode_with(
     let head = postcard::to_stdvec(&head).map_err(|e| SnapshotError::Encode(e.to_string()))?;
     let head_len = u32::try_from(head.len())
         .map_err(|_| SnapshotError::Encode("the snapshot head exceeds 4 GiB".into()))?;
-    let body = usize::try_from(body)
-        .map_err(|_| SnapshotError::Encode("the snapshot exceeds the address space".into()))?;
-    let mut out = postcard::to_extend(&SNAPSHOT_FORMAT, Vec::with_capacity(16 + head.len() + body))
+    let mut lead = postcard::to_extend(&SNAPSHOT_FORMAT, Vec::with_capacity(16 + head.len()))
         .map_err(|e| SnapshotError::Encode(e.to_string()))?;
-    out.extend_from_slice(&head_len.to_le_bytes());
-    out.extend_from_slice(&head);
-    for p in parts {
-        out.extend_from_slice(p);
+    lead.extend_from_slice(&head_len.to_le_bytes());
+    lead.extend_from_slice(&head);
+    Ok(SnapshotParts {
+        lead,
+        table,
+        blob,
+        tries,
+        detectors,
+    })
+}
+
+/// A snapshot as the encoder leaves it: its format and head, then its sections, to be
+/// written or hashed one after the other ([`SnapshotParts::chunks`]). The body is the
+/// sections end to end and the head states where each lies, so nothing needs copying
+/// into one buffer: for a cold hook call with a project of its own that copy was a third
+/// of a megabyte of fresh pages, written once and read once.
+#[derive(Debug)]
+pub struct SnapshotParts {
+    lead: Vec<u8>,
+    table: Vec<u8>,
+    blob: Vec<u8>,
+    tries: Vec<Bytes>,
+    detectors: Part,
+}
+
+/// The detectors' section.
+#[derive(Debug)]
+enum Part {
+    /// Referred to by digest instead.
+    Empty,
+    /// The encoding the set holds (a precompiled image's).
+    Held(Bytes),
+    /// Encoded now.
+    Owned(Vec<u8>),
+}
+
+impl Part {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Part::Empty => &[],
+            Part::Held(b) => b.as_slice(),
+            Part::Owned(v) => v,
+        }
     }
-    Ok(out)
+}
+
+impl SnapshotParts {
+    /// The snapshot's bytes, in order, in a few slices.
+    pub fn chunks(&self) -> impl Iterator<Item = &[u8]> {
+        [self.lead.as_slice(), &self.table, &self.blob]
+            .into_iter()
+            .chain(self.tries.iter().map(Bytes::as_slice))
+            .chain([self.detectors.as_slice()])
+    }
+
+    /// The snapshot's length in bytes.
+    pub fn len(&self) -> usize {
+        self.chunks().map(<[u8]>::len).sum()
+    }
+
+    /// Whether the snapshot is empty (never: it has at least its format and head).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The snapshot's bytes in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        for c in self.chunks() {
+            out.extend_from_slice(c);
+        }
+        out
+    }
 }
 
 /// Where a snapshot's format and head end: the head's offset and length within `bytes`
@@ -659,7 +721,11 @@ mod tests {
             let beside = encode(&set, None).expect("encodes");
             // A set of its own: the first encoding kept the tries it froze.
             let in_turn = encode_with(&set_of(n), None, usize::MAX).expect("encodes");
-            assert_eq!(beside, in_turn, "{n} rules");
+            assert_eq!(beside.to_vec(), in_turn.to_vec(), "{n} rules");
+            assert_eq!(beside.len(), beside.to_vec().len());
+            // The parts are the snapshot, end to end: it decodes, with every rule.
+            let back = PolicySet::from_snapshot(&beside.to_vec()).expect("decodes");
+            assert_eq!(back.rules.len(), n);
         }
     }
 
