@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashMap};
 pub(super) struct LetDef {
     /// Shared, not copied, by each expansion that walks it (a stdlib list such as
     /// `$governance` is expanded wherever a rule names it).
-    pub(super) items: std::rc::Rc<[ListItem]>,
+    pub(super) items: std::sync::Arc<[ListItem]>,
     pub(super) scalar: bool,
     pub(super) file: usize,
     pub(super) span: Span,

@@ -291,16 +291,16 @@ fn decode(image_bytes: &'static [u8], sources: &[PolicySource]) -> Result<Decode
     Ok(Decoded { img, rules })
 }
 
-/// What the decoded image plants. Its detectors stay encoded unless `decode_detectors` (a
-/// later file adds detectors, or `disable` names one of the image's), and its rules unless
-/// `decode_rules` (`disable` names one of them).
-fn seed(
-    decoded: Decoded,
-    decode_detectors: bool,
-    decode_rules: bool,
-) -> Result<Seed, PrecompiledUse> {
+/// What the decoded image plants, with each of its detectors' file index (for
+/// [`decode_detectors`] later). Its detectors stay encoded unless `disabled` names one of
+/// them, and its rules unless `disabled` names one of them.
+fn seed(decoded: Decoded, disabled: &[String]) -> Result<(Seed, Vec<usize>), PrecompiledUse> {
     let Decoded { img, rules } = decoded;
-    let (rules, encoded_rules) = if decode_rules {
+    let disables_detector = disabled
+        .iter()
+        .any(|id| img.detector_ids.iter().any(|(_, d)| d == id));
+    let disables_rule = disabled.iter().any(|id| rules.ids().any(|r| r == id));
+    let (rules, encoded_rules) = if disables_rule {
         let all = rules
             .decode_all()
             .ok_or_else(|| PrecompiledUse::Unreadable("a rule does not decode".into()))?;
@@ -318,16 +318,12 @@ fn seed(
     {
         return Err(damaged("a file index"));
     }
-    let (detectors, encoded_detectors) = if decode_detectors {
-        let list: Vec<CompiledDetector> = postcard::from_bytes(img.head.detectors.0)
-            .map_err(|e| PrecompiledUse::Unreadable(format!("the detectors: {e}")))?;
-        if list.len() != img.detector_ids.len() {
-            return Err(PrecompiledUse::Unreadable(
-                "the detectors do not match their ids".into(),
-            ));
-        }
-        let files = img.detector_ids.iter().map(|(fi, _)| *fi);
-        (files.zip(list).collect(), None)
+    let detector_files: Vec<usize> = img.detector_ids.iter().map(|(fi, _)| *fi).collect();
+    let (detectors, encoded_detectors) = if disables_detector {
+        (
+            decode_detectors(img.head.detectors.0, &detector_files)?,
+            None,
+        )
     } else {
         (Vec::new(), Some(img.head.detectors.0))
     };
@@ -349,7 +345,7 @@ fn seed(
         .into_iter()
         .map(|(d, e, fi, span)| (d, (e, Layer::Stdlib, fi, span)))
         .collect();
-    Ok(Seed {
+    let seed = Seed {
         files: img.files.len(),
         lets,
         scripts: img.scripts,
@@ -362,7 +358,23 @@ fn seed(
             encoded_detectors,
             roles: img.roles,
         },
-    })
+    };
+    Ok((seed, detector_files))
+}
+
+/// The image's detectors decoded, each with its file index from `files`.
+fn decode_detectors(
+    bytes: &[u8],
+    files: &[usize],
+) -> Result<Vec<(usize, CompiledDetector)>, PrecompiledUse> {
+    let list: Vec<CompiledDetector> = postcard::from_bytes(bytes)
+        .map_err(|e| PrecompiledUse::Unreadable(format!("the detectors: {e}")))?;
+    if list.len() != files.len() {
+        return Err(PrecompiledUse::Unreadable(
+            "the detectors do not match their ids".into(),
+        ));
+    }
+    Ok(files.iter().copied().zip(list).collect())
 }
 
 /// A build of every source from its text.
@@ -409,9 +421,9 @@ pub fn build_precompiled(
         .iter()
         .take_while(|s| s.layer == Layer::Stdlib)
         .count();
-    let (decoded, parsed) = decode_beside(image_bytes, sources, leading);
-    let decoded = match decoded {
-        Ok(decoded) => decoded,
+    let (planted, parsed) = decode_beside(image_bytes, sources, leading, options);
+    let (mut seed, detector_files) = match planted {
+        Ok(planted) => planted,
         // A full build, which needs only the leading files parsed on top of the others.
         Err(why) => {
             let mut all = parse_all(&sources[..leading]);
@@ -419,7 +431,7 @@ pub fn build_precompiled(
             return (compile(sources, options, all, None), why);
         }
     };
-    let covered = decoded.img.files.len();
+    let covered = seed.files;
     // An image of fewer files than the stdlib layer has (one made without a file that a
     // project added to that layer) leaves those to parse; the others' parses are made.
     // The image checked that its files are all of the stdlib layer, so `covered <= leading`.
@@ -433,22 +445,16 @@ pub fn build_precompiled(
             PrecompiledUse::OverrideLet,
         );
     }
-    let disables_detector = options
-        .disabled_rules
-        .iter()
-        .any(|id| decoded.img.detector_ids.iter().any(|(_, d)| d == id));
-    let disables_rule = options
-        .disabled_rules
-        .iter()
-        .any(|id| decoded.rules.ids().any(|r| r == id));
-    let seed = match seed(
-        decoded,
-        disables_detector || adds_detectors(&rest),
-        disables_rule,
-    ) {
-        Ok(seed) => seed,
-        Err(why) => return (full(sources, options), why),
-    };
+    // Detectors added after the image's are checked against theirs (ids, and a scan
+    // reads them all): the image's are decoded.
+    if adds_detectors(&rest) {
+        if let Some(bytes) = seed.low.encoded_detectors.take() {
+            match decode_detectors(bytes, &detector_files) {
+                Ok(d) => seed.low.detectors = d,
+                Err(why) => return (full(sources, options), why),
+            }
+        }
+    }
     (
         compile(sources, options, rest, Some(seed)),
         PrecompiledUse::Used,
@@ -460,29 +466,36 @@ pub fn build_precompiled(
 /// more than the overlap saves.
 const BESIDE_BYTES: usize = 16 * 1024;
 
-/// The image decoded, and the files from `leading` on parsed. With enough text to parse
-/// (a project's own policies), a second thread decodes the image and makes the files'
-/// lexical scans meanwhile, while this one runs the parser over them: none of the three
-/// depends on the others, and the first two together take about as long as the third.
+/// The image decoded and planted, and the files from `leading` on parsed. With enough
+/// text to parse (a project's own policies), a second thread decodes and plants the image
+/// and makes the files' lexical scans meanwhile, while this one runs the parser over
+/// them: none of the three depends on the others, and the first two together take about
+/// as long as the third.
+#[allow(
+    clippy::type_complexity,
+    reason = "one use: the two results of the two threads"
+)]
 fn decode_beside(
     image_bytes: &'static [u8],
     sources: &[PolicySource],
     leading: usize,
+    options: &BuildOptions,
 ) -> (
-    Result<Decoded, PrecompiledUse>,
+    Result<(Seed, Vec<usize>), PrecompiledUse>,
     Vec<contextos_grammar::ParseOutput>,
 ) {
+    let planted = || decode(image_bytes, sources).and_then(|d| seed(d, &options.disabled_rules));
     let rest = &sources[leading..];
     if rest.iter().map(|s| s.text.len()).sum::<usize>() < BESIDE_BYTES {
-        return (decode(image_bytes, sources), parse_all(rest));
+        return (planted(), parse_all(rest));
     }
     let scan_all = || -> Vec<contextos_grammar::lexical::Scan> {
         rest.iter()
             .map(|s| contextos_grammar::lexical::scan(&s.text, contextos_grammar::MAX_NESTING))
             .collect()
     };
-    let ((decoded, scans), passes) = crate::beside::both(
-        || (decode(image_bytes, sources), scan_all()),
+    let ((planted, scans), passes) = crate::beside::both(
+        || (planted(), scan_all()),
         || {
             rest.iter()
                 .map(|s| contextos_grammar::parse_unscanned(&s.text))
@@ -495,5 +508,5 @@ fn decode_beside(
         .zip(scans)
         .map(|((s, pass), scan)| contextos_grammar::finish(&s.text, pass, scan))
         .collect();
-    (decoded, parsed)
+    (planted, parsed)
 }
