@@ -40,6 +40,7 @@ pub mod policy;
 mod policy_impl;
 pub mod query;
 pub mod request;
+mod rule_head;
 pub mod rules;
 pub mod schema;
 pub mod script;

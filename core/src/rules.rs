@@ -9,8 +9,8 @@
 use crate::frozen::{u32_at, Bytes};
 use crate::ir::{CompiledRule, Layer, Origin, ALL_OPS};
 use crate::request::Domain;
+use crate::rule_head::{rule_head, ExecHead, RuleHead};
 use crate::section::Section;
-use crate::snapshot::{rule_head, ExecHead, RuleHead};
 use contextos_grammar::ast::Effect;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
