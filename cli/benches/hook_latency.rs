@@ -11,7 +11,10 @@
 //! `HOOK_BENCH_AGAINST=<binary>` compares two builds *turn about* instead: each sample of
 //! one is followed by the same sample of the other (warm and cold, the stdlib alone and
 //! +1,000 rules, each binary in its own project), so a noisy neighbour slows both alike.
-//! It prints p10 and p50 of each and the cold / warm ratio of each.
+//! It prints p10 and p50 of each and the cold / warm ratio of each. Copy both binaries
+//! (`cp`) right before such a run: a warm call is mostly the kernel mapping the binary's
+//! pages, and a binary file written an hour ago answers up to 20 % slower than a fresh
+//! copy of itself (see the benchmarks chapter, "Fewer fresh pages").
 
 use std::io::Write;
 use std::path::Path;
