@@ -294,7 +294,7 @@ fn decode(image_bytes: &'static [u8], sources: &[PolicySource]) -> Result<Decode
 /// What the decoded image plants, with each of its detectors' file index (for
 /// [`decode_detectors`] later). Its detectors stay encoded unless `disabled` names one of
 /// them, and its rules unless `disabled` names one of them.
-fn seed(decoded: Decoded, disabled: &[String]) -> Result<(Seed, Vec<usize>), PrecompiledUse> {
+fn seed(decoded: Decoded, disabled: &[String]) -> Planted {
     let Decoded { img, rules } = decoded;
     let disables_detector = disabled
         .iter()
@@ -461,6 +461,9 @@ pub fn build_precompiled(
     )
 }
 
+/// The image planted, with each of its detectors' file index (see [`seed`]), or why not.
+type Planted = Result<(Seed, Vec<usize>), PrecompiledUse>;
+
 /// Below this many bytes of text after the image's files, the image decodes and they
 /// parse on the calling thread: a second thread, and the malloc arena it grows, cost
 /// more than the overlap saves.
@@ -471,19 +474,12 @@ const BESIDE_BYTES: usize = 16 * 1024;
 /// and makes the files' lexical scans meanwhile, while this one runs the parser over
 /// them: none of the three depends on the others, and the first two together take about
 /// as long as the third.
-#[allow(
-    clippy::type_complexity,
-    reason = "one use: the two results of the two threads"
-)]
 fn decode_beside(
     image_bytes: &'static [u8],
     sources: &[PolicySource],
     leading: usize,
     options: &BuildOptions,
-) -> (
-    Result<(Seed, Vec<usize>), PrecompiledUse>,
-    Vec<contextos_grammar::ParseOutput>,
-) {
+) -> (Planted, Vec<contextos_grammar::ParseOutput>) {
     let planted = || decode(image_bytes, sources).and_then(|d| seed(d, &options.disabled_rules));
     let rest = &sources[leading..];
     if rest.iter().map(|s| s.text.len()).sum::<usize>() < BESIDE_BYTES {
