@@ -646,8 +646,13 @@ mod tests {
                 _ => writeln!(text, "deny mcp \"srv{i}/tool*\" because \"m\";"),
             };
         }
+        lazy_set(text)
+    }
+
+    /// `text`, a user's policy file, built lazily.
+    fn lazy_set(text: String) -> PolicySet {
         let source = PolicySource {
-            name: "many.policy".into(),
+            name: "main.policy".into(),
             text: text.into(),
             layer: Layer::User,
         };
@@ -684,18 +689,7 @@ mod tests {
 @id("d") deny net fetch "h.example.com", "10.0.0.0/16" when role == "ci" because "n";
 role ops { @id("e") allow path read when path.ext == "md" because "docs"; }
 "#;
-        let source = PolicySource {
-            name: "heads.policy".into(),
-            text: text.into(),
-            layer: Layer::User,
-        };
-        let options = BuildOptions {
-            lazy: true,
-            ..BuildOptions::default()
-        };
-        let set = build(&[source], &options)
-            .policy
-            .expect("the rules compile");
+        let set = lazy_set(text.to_string());
         assert_eq!(set.rules.len(), 5);
         for r in &set.rules {
             let bytes = encode_rule(r).expect("encodes");
