@@ -22,7 +22,6 @@
 //! child  := key_offset | key_len | node_offset      (sorted by key bytes)
 //! ```
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 const MAGIC: &[u8; 4] = b"CTXT";
@@ -106,41 +105,77 @@ fn usize_at(b: &[u8], at: usize) -> Option<usize> {
 }
 
 /// A trie under construction: string keys per level, an opaque payload per node. Keys
-/// are borrowed from the rules being filed, which outlive the builder: a cold build files
-/// every pattern, and most keys (`src`, `cargo`) are there already, so owning them cost
-/// an allocation per lookup.
+/// are borrowed from the rules being filed, which outlive the builder.
+///
+/// Filing only records the key path and appends the payload bytes to one buffer; the
+/// tree is formed when the trie is frozen, by sorting the filings by path. A cold hook
+/// call freezes every slot's trie over every rule before it answers, and a tree of
+/// per-node maps and payload vectors cost an allocation or two per node and rule, which
+/// made freezing the largest share of writing the cache.
 #[derive(Default)]
 pub(crate) struct TrieBuilder<'k> {
+    /// Every filing's key path, one after the other.
+    keys: Vec<&'k str>,
+    /// Every filing's payload bytes, one after the other.
     payload: Vec<u8>,
-    children: BTreeMap<&'k str, TrieBuilder<'k>>,
+    filings: Vec<Filing>,
+}
+
+/// One filing: its key path and payload, as ranges of the builder's two buffers.
+#[derive(Clone, Copy)]
+struct Filing {
+    keys: (usize, usize),
+    payload: (usize, usize),
 }
 
 impl<'k> TrieBuilder<'k> {
-    /// The node reached by following `path` from this one, created as needed.
-    pub(crate) fn node(&mut self, path: impl IntoIterator<Item = &'k str>) -> &mut Self {
-        let mut node = self;
-        for key in path {
-            node = node.children.entry(key).or_default();
-        }
-        node
-    }
-
-    /// The node's payload bytes, to be appended to.
-    pub(crate) fn payload_mut(&mut self) -> &mut Vec<u8> {
-        &mut self.payload
+    /// Files bytes under the node reached by following `path` from the root (the root
+    /// itself for an empty path): `write` appends them. A node's payload is what was
+    /// filed under it, in filing order.
+    pub(crate) fn file(
+        &mut self,
+        path: impl IntoIterator<Item = &'k str>,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) {
+        let keys = self.keys.len();
+        self.keys.extend(path);
+        let payload = self.payload.len();
+        write(&mut self.payload);
+        self.filings.push(Filing {
+            keys: (keys, self.keys.len()),
+            payload: (payload, self.payload.len()),
+        });
     }
 
     /// Freezes the trie, with `extra` stored in its header. Fails only when the trie does
     /// not fit u32 offsets (over 4 GiB).
     pub(crate) fn freeze(self, extra: &[u8]) -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
+        let path = |f: &Filing| self.keys.get(f.keys.0..f.keys.1).unwrap_or_default();
+        let mut sorted = self.filings.clone();
+        // Stable: filings of one node keep their order, which is its payload's. Paths
+        // compare key by key, so a node's own filings come before its descendants', and
+        // each child's subtree is one run, in key order.
+        sorted.sort_by(|a, b| path(a).cmp(path(b)));
+        let key_bytes: usize = self.keys.iter().map(|k| k.len()).sum();
+        // At most one node per key filed (plus the root), 24 bytes of header and child
+        // entry each: the output is written without growing.
+        let mut out = Vec::with_capacity(
+            28 + extra.len() + self.payload.len() + key_bytes + 24 * (self.keys.len() + 1),
+        );
         out.extend_from_slice(MAGIC);
         let header = out.len();
         out.extend_from_slice(&[0; 8]);
         put_len(&mut out, extra.len())?;
         out.extend_from_slice(extra);
-        let mut ordinal = 0u32;
-        let root = write_node(self, &mut out, &mut ordinal)?;
+        let mut w = Writer {
+            keys: &self.keys,
+            payload: &self.payload,
+            out,
+            ordinal: 0,
+            table: Vec::new(),
+        };
+        let root = w.node(&sorted, 0)?;
+        let (ordinal, mut out) = (w.ordinal, w.out);
         out.splice(
             header..header + 8,
             ordinal.to_le_bytes().into_iter().chain(root.to_le_bytes()),
@@ -155,32 +190,66 @@ fn put_len(out: &mut Vec<u8>, n: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes `node`'s children first (their offsets are needed in its table), then the node;
-/// returns the node's offset.
-fn write_node(node: TrieBuilder<'_>, out: &mut Vec<u8>, ordinal: &mut u32) -> Result<u32, String> {
-    let mut table = Vec::with_capacity(node.children.len());
-    for (key, child) in node.children {
-        let at = write_node(child, out, ordinal)?;
-        table.push((key, at));
+/// Writes the nodes of a [`TrieBuilder`] from its filings sorted by path.
+struct Writer<'b, 'k> {
+    keys: &'b [&'k str],
+    payload: &'b [u8],
+    out: Vec<u8>,
+    ordinal: u32,
+    /// The child tables of the nodes being written, innermost last: one buffer for the
+    /// whole walk instead of one per node.
+    table: Vec<(&'k str, u32)>,
+}
+
+impl<'k> Writer<'_, 'k> {
+    /// Writes the node at `depth` whose subtree's filings are `filings` (all sharing
+    /// their first `depth` keys): its children first, whose offsets its table needs, in
+    /// key order, then the node; returns the node's offset.
+    fn node(&mut self, filings: &[Filing], depth: usize) -> Result<u32, String> {
+        let key_at = |f: &Filing, d: usize| -> Option<&'k str> {
+            let at = f.keys.0.checked_add(d)?;
+            (at < f.keys.1).then(|| self.keys.get(at).copied()).flatten()
+        };
+        let own = filings
+            .iter()
+            .take_while(|f| key_at(f, depth).is_none())
+            .count();
+        let (mine, mut rest) = filings.split_at(own);
+        let base = self.table.len();
+        while let Some(first) = rest.first() {
+            let key = key_at(first, depth).unwrap_or_default();
+            let run = rest
+                .iter()
+                .take_while(|f| key_at(f, depth) == Some(key))
+                .count();
+            let (child, after) = rest.split_at(run);
+            let at = self.node(child, depth + 1)?;
+            self.table.push((key, at));
+            rest = after;
+        }
+        let out = &mut self.out;
+        let at = u32::try_from(out.len()).map_err(|_| "the rule index is larger than 4 GiB")?;
+        out.extend_from_slice(&self.ordinal.to_le_bytes());
+        self.ordinal = self.ordinal.checked_add(1).ok_or("too many index nodes")?;
+        let bytes = |f: &Filing| self.payload.get(f.payload.0..f.payload.1).unwrap_or_default();
+        put_len(out, mine.iter().map(|f| bytes(f).len()).sum())?;
+        mine.iter().for_each(|f| out.extend_from_slice(bytes(f)));
+        let table = self.table.get(base..).unwrap_or_default();
+        put_len(out, table.len())?;
+        // Keys follow the table: key offsets are known once the table's size is.
+        let mut key_at = out.len() + table.len() * 12;
+        for (key, child) in table {
+            put_len(out, key_at)?;
+            put_len(out, key.len())?;
+            out.extend_from_slice(&child.to_le_bytes());
+            key_at += key.len();
+        }
+        for (key, _) in table {
+            out.extend_from_slice(key.as_bytes());
+        }
+        self.table.truncate(base);
+        Ok(at)
     }
-    let at = u32::try_from(out.len()).map_err(|_| "the rule index is larger than 4 GiB")?;
-    out.extend_from_slice(&ordinal.to_le_bytes());
-    *ordinal = ordinal.checked_add(1).ok_or("too many index nodes")?;
-    put_len(out, node.payload.len())?;
-    out.extend_from_slice(&node.payload);
-    put_len(out, table.len())?;
-    // Keys follow the table: key offsets are known once the table's size is.
-    let mut key_at = out.len() + table.len() * 12;
-    for (key, child) in &table {
-        put_len(out, key_at)?;
-        put_len(out, key.len())?;
-        out.extend_from_slice(&child.to_le_bytes());
-        key_at += key.len();
-    }
-    for (key, _) in &table {
-        out.extend_from_slice(key.as_bytes());
-    }
-    Ok(at)
 }
 
 /// A frozen trie, read in place.
@@ -310,11 +379,85 @@ mod tests {
     fn build(paths: &[(&[&str], u32)]) -> Trie {
         let mut b = TrieBuilder::default();
         for (path, v) in paths {
-            b.node(path.iter().copied())
-                .payload_mut()
-                .extend_from_slice(&v.to_le_bytes());
+            b.file(path.iter().copied(), |p| p.extend_from_slice(&v.to_le_bytes()));
         }
         Trie::open(Bytes::new(Arc::new(b.freeze(b"extra").unwrap()))).unwrap()
+    }
+
+    /// The layout written the plain way, a map per node filled as the paths come: what
+    /// [`TrieBuilder`]'s sorted walk must reproduce byte for byte.
+    #[derive(Default)]
+    struct MapNode<'k> {
+        payload: Vec<u8>,
+        children: std::collections::BTreeMap<&'k str, MapNode<'k>>,
+    }
+
+    fn write_map_node(node: MapNode<'_>, out: &mut Vec<u8>, ordinal: &mut u32) -> u32 {
+        let table: Vec<(&str, u32)> = node
+            .children
+            .into_iter()
+            .map(|(key, child)| (key, write_map_node(child, out, ordinal)))
+            .collect();
+        let at = out.len() as u32;
+        out.extend_from_slice(&ordinal.to_le_bytes());
+        *ordinal += 1;
+        out.extend_from_slice(&(node.payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&node.payload);
+        out.extend_from_slice(&(table.len() as u32).to_le_bytes());
+        let mut key_at = out.len() + table.len() * 12;
+        for (key, child) in &table {
+            out.extend_from_slice(&(key_at as u32).to_le_bytes());
+            out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            out.extend_from_slice(&child.to_le_bytes());
+            key_at += key.len();
+        }
+        for (key, _) in &table {
+            out.extend_from_slice(key.as_bytes());
+        }
+        at
+    }
+
+    fn by_map(filings: &[(Vec<String>, Vec<u8>)], extra: &[u8]) -> Vec<u8> {
+        let mut root = MapNode::default();
+        for (path, bytes) in filings {
+            let mut node = &mut root;
+            for key in path {
+                node = node.children.entry(key.as_str()).or_default();
+            }
+            node.payload.extend_from_slice(bytes);
+        }
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&(extra.len() as u32).to_le_bytes());
+        out.extend_from_slice(extra);
+        let mut ordinal = 0;
+        let root = write_map_node(root, &mut out, &mut ordinal);
+        out[4..8].copy_from_slice(&ordinal.to_le_bytes());
+        out[8..12].copy_from_slice(&root.to_le_bytes());
+        out
+    }
+
+    proptest::proptest! {
+        /// Paths from a small alphabet, so that filings share nodes, repeat paths and
+        /// end at one another's ancestors; keys include the empty one and ones that are
+        /// prefixes of others (`a` and `ab` sort apart from `a` then `b`).
+        #[test]
+        fn freezing_sorted_filings_writes_the_tree_a_map_per_node_writes(
+            filings in proptest::collection::vec(
+                (
+                    proptest::collection::vec("|a|ab|b|src|é", 0..4),
+                    proptest::collection::vec(proptest::num::u8::ANY, 0..6),
+                ),
+                0..40,
+            ),
+            extra in proptest::collection::vec(proptest::num::u8::ANY, 0..8),
+        ) {
+            let mut b = TrieBuilder::default();
+            for (path, bytes) in &filings {
+                b.file(path.iter().map(String::as_str), |p| p.extend_from_slice(bytes));
+            }
+            proptest::prop_assert_eq!(b.freeze(&extra).unwrap(), by_map(&filings, &extra));
+        }
     }
 
     fn lookup(t: &Trie, path: &[&str]) -> Option<Vec<usize>> {

@@ -236,11 +236,12 @@ fn freeze_globs<'a>(
             // Patterns were validated by the compiler; they are parsed again only when
             // their node is first used.
             for g in crate::glob::head_globs(p) {
-                let payload = root.node(literal_dirs(g)).payload_mut();
-                put_u32(payload, i);
-                payload.push(u8::from(strict));
-                put_u32(payload, g.len());
-                payload.extend_from_slice(g.as_bytes());
+                root.file(literal_dirs(g), |payload| {
+                    put_u32(payload, i);
+                    payload.push(u8::from(strict));
+                    put_u32(payload, g.len());
+                    payload.extend_from_slice(g.as_bytes());
+                });
             }
         }
     }
@@ -459,10 +460,10 @@ fn freeze_exec<'a>(rules: impl Iterator<Item = (usize, Head<'a>)>) -> Result<Vec
     for (i, h) in rules {
         let mut prefixes = h.exec_prefixes().peekable();
         if prefixes.peek().is_none() {
-            put_u32(root.payload_mut(), i);
+            root.file([], |payload| put_u32(payload, i));
         }
         for p in prefixes {
-            put_u32(root.node(p).payload_mut(), i);
+            root.file(p, |payload| put_u32(payload, i));
         }
     }
     root.freeze(&[])
