@@ -287,12 +287,18 @@ fn sealed(
     user_key: &UserKey,
     set: &PolicySet,
 ) -> Result<(Vec<u8>, SnapshotParts), CacheMiss> {
-    let payload = set
-        .to_snapshot_parts(embedded_detectors().as_ref())
-        .map_err(CacheMiss::Snapshot)?;
+    let payload = encoded(set)?;
     let tag = mac(user_key, key, payload.chunks()).ok_or(CacheMiss::Key)?;
-    let header = [MAGIC.as_slice(), key, &tag].concat();
-    Ok((header, payload))
+    Ok((header(key, &tag), payload))
+}
+
+fn encoded(set: &PolicySet) -> Result<SnapshotParts, CacheMiss> {
+    set.to_snapshot_parts(embedded_detectors().as_ref())
+        .map_err(CacheMiss::Snapshot)
+}
+
+fn header(key: &[u8; 32], tag: &[u8; 32]) -> Vec<u8> {
+    [MAGIC.as_slice(), key, tag].concat()
 }
 
 fn write_cache(
@@ -302,6 +308,10 @@ fn write_cache(
     set: &PolicySet,
 ) -> Result<(), CacheMiss> {
     let (header, payload) = sealed(key, user_key, set)?;
+    write_parts(path, &header, &payload)
+}
+
+fn write_parts(path: &Path, header: &[u8], payload: &SnapshotParts) -> Result<(), CacheMiss> {
     let at = |p: &Path| {
         let path = p.to_path_buf();
         move |error| CacheMiss::Write { path, error }
@@ -312,11 +322,81 @@ fn write_cache(
     // Hooks run concurrently: each writes its own temporary file and renames it over the
     // cache, so a reader sees either the old or the new file, never a mix. Not fsynced: a
     // cache lost or torn by a power cut fails its key or MAC and is rebuilt.
-    let parts: Vec<&[u8]> = std::iter::once(header.as_slice())
-        .chain(payload.chunks())
-        .collect();
+    let parts: Vec<&[u8]> = std::iter::once(header).chain(payload.chunks()).collect();
     atomic_write::replace_cache(path, &parts, 0o600).map_err(at(path))?;
     Ok(())
+}
+
+/// A cache file encoded but not yet MAC'd and written, from [`load_deferring_write`]:
+/// the hook decides while another thread finishes it.
+pub struct CacheWrite {
+    path: std::path::PathBuf,
+    key: [u8; 32],
+    /// The MAC, keyed and fed the cache key; the snapshot follows.
+    mac: Hmac<Sha256>,
+    payload: SnapshotParts,
+}
+
+impl CacheWrite {
+    /// MACs and writes the cache on a thread of its own (on this one if no thread can be
+    /// started). The handle waits for the write when finished or dropped: a process that
+    /// ended mid-write would leave its temporary file behind.
+    pub fn start(self) -> Writing {
+        let job = std::sync::Arc::new(std::sync::Mutex::new(Some(self)));
+        let theirs = std::sync::Arc::clone(&job);
+        let run = |job: &std::sync::Mutex<Option<CacheWrite>>| {
+            let taken = job.lock().ok().and_then(|mut held| held.take());
+            taken.map_or(Ok(()), CacheWrite::run)
+        };
+        let state = match std::thread::Builder::new().spawn(move || run(&theirs)) {
+            Ok(handle) => Pending::Thread(handle),
+            Err(_) => Pending::Done(run(&job)),
+        };
+        Writing(Some(state))
+    }
+
+    fn run(self) -> Result<(), String> {
+        let CacheWrite {
+            path,
+            key,
+            mut mac,
+            payload,
+        } = self;
+        payload.chunks().for_each(|c| mac.update(c));
+        let tag: [u8; 32] = mac.finalize().into_bytes().into();
+        write_parts(&path, &header(&key, &tag), &payload).map_err(|e| e.to_string())
+    }
+}
+
+/// A [`CacheWrite`] under way.
+pub struct Writing(Option<Pending>);
+
+enum Pending {
+    Thread(std::thread::JoinHandle<Result<(), String>>),
+    Done(Result<(), String>),
+}
+
+impl Writing {
+    /// Waits for the write; why the cache was not written, if it was not.
+    pub fn finish(mut self) -> Result<(), String> {
+        self.wait()
+    }
+
+    fn wait(&mut self) -> Result<(), String> {
+        match self.0.take() {
+            None => Ok(()),
+            Some(Pending::Done(result)) => result,
+            Some(Pending::Thread(handle)) => handle
+                .join()
+                .unwrap_or_else(|_| Err("writing the cache failed".into())),
+        }
+    }
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        let _ = self.wait();
+    }
 }
 
 /// What the file system says of a file: equal stats mean unchanged content, because a
@@ -538,6 +618,25 @@ fn stamp(
 /// since it was stamped, else from the cache when it is valid, from source otherwise
 /// (glob sets compile lazily either way).
 pub fn load(project: &Project, user_key: Option<&UserKey>) -> Result<Loaded, ProjectError> {
+    load_with(project, user_key, false).map(|(loaded, _)| loaded)
+}
+
+/// [`load`], except that a cache to be rebuilt comes back encoded but not yet written:
+/// its MAC and write (about a tenth of a cold hook call with a project of its own) can
+/// run while the caller decides. The set is ready either way; `status` says `rebuilt`
+/// for a write still to make, and [`Writing::finish`] says if it failed.
+pub fn load_deferring_write(
+    project: &Project,
+    user_key: Option<&UserKey>,
+) -> Result<(Loaded, Option<CacheWrite>), ProjectError> {
+    load_with(project, user_key, true)
+}
+
+fn load_with(
+    project: &Project,
+    user_key: Option<&UserKey>,
+    defer: bool,
+) -> Result<(Loaded, Option<CacheWrite>), ProjectError> {
     let names = project.pinned_plugins()?;
     let file = if names.is_empty() {
         BASE_CACHE
@@ -551,12 +650,15 @@ pub fn load(project: &Project, user_key: Option<&UserKey>) -> Result<Loaded, Pro
         (Some(uk), Some(inputs)) => stamped(&cache, inputs, uk),
         _ => None,
     };
-    let loaded = match stamped {
-        Some(set) => Loaded::Ready {
-            set,
-            status: CacheStatus::Hit,
-            note: Some("stamped: sources unchanged, not read".into()),
-        },
+    let (loaded, write) = match stamped {
+        Some(set) => (
+            Loaded::Ready {
+                set,
+                status: CacheStatus::Hit,
+                note: Some("stamped: sources unchanged, not read".into()),
+            },
+            None,
+        ),
         None => {
             let base = project.base_sources()?;
             // One set serves both jobs: the packs' own files cannot touch plugin verdicts
@@ -568,13 +670,14 @@ pub fn load(project: &Project, user_key: Option<&UserKey>) -> Result<Loaded, Pro
             } else {
                 project.add_pack_sources(base, &names)?
             };
-            load_sources(project, &sources, &cache, user_key, inputs.as_deref())?
+            let inputs = inputs.as_deref();
+            load_sources(project, &sources, &cache, user_key, inputs, defer)?
         }
     };
     if let (false, Loaded::Ready { set, .. }) = (names.is_empty(), &loaded) {
         project.verify_plugins(set)?;
     }
-    Ok(loaded)
+    Ok((loaded, write))
 }
 
 fn load_sources(
@@ -583,7 +686,8 @@ fn load_sources(
     path: &Path,
     user_key: Option<&UserKey>,
     inputs: Option<&[(String, Option<FileStat>)]>,
-) -> Result<Loaded, ProjectError> {
+    defer: bool,
+) -> Result<(Loaded, Option<CacheWrite>), ProjectError> {
     let key = key(project, sources);
     let mut note: Option<String>;
     if let Some(uk) = user_key {
@@ -592,11 +696,15 @@ fn load_sources(
                 if let (Some(inputs), Some(stat)) = (inputs, stat) {
                     stamp(path, &key, inputs, stat, uk);
                 }
-                return Ok(Loaded::Ready {
-                    set,
-                    status: CacheStatus::Hit,
-                    note: None,
-                });
+                let status = CacheStatus::Hit;
+                return Ok((
+                    Loaded::Ready {
+                        set,
+                        status,
+                        note: None,
+                    },
+                    None,
+                ));
             }
             Err(why) => note = Some(why.to_string()),
         }
@@ -615,12 +723,18 @@ fn load_sources(
         });
     }
     if out.has_errors() {
-        return Ok(Loaded::Invalid(out));
+        return Ok((Loaded::Invalid(out), None));
     }
     let Some(set) = out.policy else {
-        return Ok(Loaded::Invalid(out));
+        return Ok((Loaded::Invalid(out), None));
     };
-    let status = match user_key.map(|uk| write_cache(path, &key, uk, &set)) {
+    let mut write = None;
+    let written = match user_key {
+        None => None,
+        Some(uk) if defer => Some(deferred(path, &key, uk, &set).map(|w| write = Some(w))),
+        Some(uk) => Some(write_cache(path, &key, uk, &set)),
+    };
+    let status = match written {
         Some(Ok(())) => CacheStatus::Rebuilt,
         Some(Err(e)) => {
             note = Some(format!("cannot write the cache: {e}"));
@@ -628,5 +742,24 @@ fn load_sources(
         }
         None => CacheStatus::Bypassed,
     };
-    Ok(Loaded::Ready { set, status, note })
+    Ok((Loaded::Ready { set, status, note }, write))
+}
+
+/// The cache for `set`, encoded now (the encoder reads the set) and keyed, the rest left
+/// to [`CacheWrite::start`].
+fn deferred(
+    path: &Path,
+    key: &[u8; 32],
+    user_key: &UserKey,
+    set: &PolicySet,
+) -> Result<CacheWrite, CacheMiss> {
+    let payload = encoded(set)?;
+    let mut mac = cache_mac(user_key)?;
+    mac.update(key);
+    Ok(CacheWrite {
+        path: path.to_path_buf(),
+        key: *key,
+        mac,
+        payload,
+    })
 }

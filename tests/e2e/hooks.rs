@@ -890,6 +890,48 @@ fn the_policy_cache_is_rebuilt_when_stale_and_never_trusted_when_tampered() {
     assert!(trace(&p).1.contains("not a ContextOS policy cache"));
 }
 
+/// A cold call MACs and writes the cache on a second thread while it decides: the cache
+/// is complete when the process ends, whichever way it answered (here an early refusal
+/// of an unknown role), no temporary file is left, and a cache that cannot be written
+/// changes nothing about the verdict.
+#[test]
+fn a_cold_call_finishes_writing_the_cache_whichever_way_it_answers() {
+    let p = Proj::new();
+    p.policy("language 1;\n@id(\"mt\") deny exec \"make test\" because \"no\";\n");
+    let h = p.hook(
+        "claude",
+        &claude_bash("make test"),
+        &["--trace", "--no-log", "--role", "nosuch"],
+    );
+    // Claude's blocking form for a call ContextOS cannot judge: exit 2, reason on stderr.
+    assert_eq!(h.code, 2, "{}", h.stderr);
+    assert!(h.stderr.contains("role `nosuch`"), "{}", h.stderr);
+    assert!(h.stderr.contains("policy cache rebuilt"), "{}", h.stderr);
+    let names = || -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(p.state())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(), ["policy.cache"]);
+    let (v, err) = traced(&p);
+    assert!(err.contains("policy cache hit"), "{err}");
+    assert_eq!(v, "deny");
+    // A directory where the cache goes: the rename over it fails after the verdict is
+    // made; the trace says so and the temporary file is removed.
+    let cache = p.state().join("policy.cache");
+    std::fs::remove_file(&cache).unwrap();
+    std::fs::create_dir_all(cache.join("in-the-way")).unwrap();
+    let (v, err) = traced(&p);
+    assert_eq!(v, "deny");
+    assert!(err.contains("policy cache rebuilt"), "{err}");
+    assert!(err.contains("policy cache not written"), "{err}");
+    assert_eq!(names(), ["policy.cache"]);
+    assert!(cache.join("in-the-way").is_dir());
+}
+
 /// The stamp lets a hook skip reading the sources and re-MAC-ing the cache only while
 /// every file is as it was: an edit that keeps the size and puts the modification time
 /// back, a cache edited in place the same way, a forged stamp — each is seen.

@@ -209,7 +209,14 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     // Without a user key the cache is bypassed (compiled from source every time), never
     // trusted unauthenticated.
     let user_key = UserKey::load_or_create_default();
-    let set = match policy_cache::load(&project, user_key.as_ref()) {
+    let (loaded, write) = match policy_cache::load_deferring_write(&project, user_key.as_ref()) {
+        Ok((loaded, write)) => (Ok(loaded), write),
+        Err(e) => (Err(e), None),
+    };
+    // A rebuilt cache is MAC'd and written on another thread while this one decides;
+    // `writing` waits for it before the process ends, whichever way this call returns.
+    let writing = write.map(policy_cache::CacheWrite::start);
+    let set = match loaded {
         Ok(Loaded::Ready { set, status, note }) => {
             if opts.trace {
                 eprintln!(
@@ -356,6 +363,11 @@ fn answer(agent: Agent, explicit_project: Option<&Path>, opts: &AgentOpts) -> Re
     if !denied {
         let sources = taint::of_judgement(&set, &actions, &judgement, &mcp);
         record_taint(&project.root, agent, &ev, &sources, opts, started);
+    }
+    if let Some(Err(e)) = writing.map(policy_cache::Writing::finish) {
+        if opts.trace {
+            eprintln!("contextos: policy cache not written: {e}");
+        }
     }
     rendered
 }
