@@ -155,8 +155,10 @@ pub struct ExecPattern {
 pub enum Word {
     /// Matches exactly this word.
     Literal(String),
-    /// A word with glob metacharacters, compiled on first use.
-    Glob(crate::glob::LazyWordGlob),
+    /// A word with glob metacharacters, compiled on first use. Boxed: a literal word is
+    /// the common case and would otherwise take the glob's 176 bytes, per word of every
+    /// exec pattern a cold compile lowers.
+    Glob(Box<crate::glob::LazyWordGlob>),
 }
 
 impl Word {
@@ -213,8 +215,9 @@ pub enum Cond {
     /// A comparison (`==`, `!=`, `<`, `in`, `contains`, …); an operand type mismatch is an
     /// evaluation error.
     Cmp(Box<Val>, CmpOp, Box<Val>),
-    /// `lhs matches [globs]`; lhs is a string or a list (any element).
-    Matches(Box<Val>, PathGlobs),
+    /// `lhs matches [globs]`; lhs is a string or a list (any element). The globs are
+    /// boxed so that every other condition (and clause) is not sized to them.
+    Matches(Box<Val>, Box<PathGlobs>),
     /// A boolean operand used as a condition (e.g. `plugin.signed`).
     Truthy(Val),
     /// A `script { … }` block, by its index in the set's compiled scripts.

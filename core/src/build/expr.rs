@@ -117,7 +117,7 @@ pub(super) fn check_expr(ctx: &mut Ctx, fi: usize, domain: Domain, e: &ast::Expr
                     PathGlobs::new(globs.iter().map(String::as_str))
                 };
                 return match made {
-                    Ok(g) => Some(Cond::Matches(Box::new(lv), g)),
+                    Ok(g) => Some(Cond::Matches(Box::new(lv), Box::new(g))),
                     Err((p, msg)) => {
                         ctx.err(
                             fi,

@@ -271,11 +271,11 @@ pub fn exec_pattern(p: &str) -> Result<ExecPattern, String> {
     if rest {
         words.pop();
     }
-    // Sized up front: collecting through `Result` would start at four words of 176 bytes.
+    // Sized up front: collecting through `Result` would start at four words.
     let mut out = Vec::with_capacity(words.len());
     for w in words {
         out.push(if has_glob_meta(w) {
-            Word::Glob(LazyWordGlob::new(w)?)
+            Word::Glob(Box::new(LazyWordGlob::new(w)?))
         } else {
             Word::Literal(w.to_string())
         });
