@@ -208,7 +208,9 @@ impl<'k> Writer<'_, 'k> {
     fn node(&mut self, filings: &[Filing], depth: usize) -> Result<u32, String> {
         let key_at = |f: &Filing, d: usize| -> Option<&'k str> {
             let at = f.keys.0.checked_add(d)?;
-            (at < f.keys.1).then(|| self.keys.get(at).copied()).flatten()
+            (at < f.keys.1)
+                .then(|| self.keys.get(at).copied())
+                .flatten()
         };
         let own = filings
             .iter()
@@ -231,7 +233,11 @@ impl<'k> Writer<'_, 'k> {
         let at = u32::try_from(out.len()).map_err(|_| "the rule index is larger than 4 GiB")?;
         out.extend_from_slice(&self.ordinal.to_le_bytes());
         self.ordinal = self.ordinal.checked_add(1).ok_or("too many index nodes")?;
-        let bytes = |f: &Filing| self.payload.get(f.payload.0..f.payload.1).unwrap_or_default();
+        let bytes = |f: &Filing| {
+            self.payload
+                .get(f.payload.0..f.payload.1)
+                .unwrap_or_default()
+        };
         put_len(out, mine.iter().map(|f| bytes(f).len()).sum())?;
         mine.iter().for_each(|f| out.extend_from_slice(bytes(f)));
         let table = self.table.get(base..).unwrap_or_default();
@@ -379,7 +385,9 @@ mod tests {
     fn build(paths: &[(&[&str], u32)]) -> Trie {
         let mut b = TrieBuilder::default();
         for (path, v) in paths {
-            b.file(path.iter().copied(), |p| p.extend_from_slice(&v.to_le_bytes()));
+            b.file(path.iter().copied(), |p| {
+                p.extend_from_slice(&v.to_le_bytes())
+            });
         }
         Trie::open(Bytes::new(Arc::new(b.freeze(b"extra").unwrap()))).unwrap()
     }
