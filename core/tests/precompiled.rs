@@ -585,6 +585,35 @@ fn a_large_project_builds_the_same_set_while_the_image_decodes() {
         agree_on_a_set(image(), &edited, &lazy(&[])),
         PrecompiledUse::SourcesDiffer
     );
+    // Three files, the text cut between the threads inside the second: the first parses
+    // on this thread, the third on the other, the second in two halves; then the same
+    // with a broken statement in the second file's tail and in the third file, whose
+    // errors (and a duplicate id across the threads) read as a full build's.
+    let (a, b, c) = (
+        many_rules("a", 200),
+        many_rules("b", 800),
+        many_rules("c", 300),
+    );
+    let files = [
+        (".contextos/policies/a.policy", Layer::User, a.as_str()),
+        (".contextos/policies/b.policy", Layer::User, b.as_str()),
+        (".contextos/policies/c.policy", Layer::User, c.as_str()),
+    ];
+    assert_eq!(
+        agree_on_a_set(image(), &with(&files), &lazy(&[])),
+        PrecompiledUse::Used
+    );
+    let b_broken = format!("{b}deny path write \"x/**\" because;\n");
+    let c_broken = format!("@id(\"a-0\") deny exec \"dup\" because \"taken\";\n{c}deny exec;\n");
+    let files = [
+        files[0],
+        (files[1].0, Layer::User, b_broken.as_str()),
+        (files[2].0, Layer::User, c_broken.as_str()),
+    ];
+    assert_eq!(
+        agree(image(), &with(&files), &lazy(&[])),
+        PrecompiledUse::Used
+    );
     // A file of the stdlib layer beyond the image's: parsed with the project's files.
     let sources = with(&[
         ("stdlib/extra.policy", Layer::Stdlib, &many_rules("x", 300)),

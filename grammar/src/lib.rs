@@ -26,4 +26,7 @@ pub use format::format_source;
 pub use lexical::{MAX_FILE_BYTES, MAX_NESTING};
 pub use literal::{dedent, unescape};
 pub use output::ParseOutput;
-pub use parse::{finish, parse, parse_unscanned, Unscanned};
+pub use parse::{
+    finish, finish_split, parse, parse_unscanned, parse_unscanned_from, parse_unscanned_until,
+    Unscanned,
+};

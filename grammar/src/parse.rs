@@ -39,6 +39,47 @@ pub fn parse_unscanned(src: &str) -> Unscanned {
     )
 }
 
+/// [`parse_unscanned`] of `src` up to byte `at`, the end of one of the statements its
+/// lexical scan found, while another thread runs [`parse_unscanned_from`] over the rest:
+/// the two halves of a large file parse at once, and [`finish_split`] joins them. The
+/// statement list is sized for `room` statements, the whole file's, so the other half's
+/// are appended without copying this one's.
+pub fn parse_unscanned_until(src: &str, at: usize, room: usize) -> Unscanned {
+    Unscanned(
+        oversized(src)
+            .is_none()
+            .then(|| parser::parse_sized(src, Span::new(0, at.min(src.len())), room)),
+    )
+}
+
+/// The rest of the file [`parse_unscanned_until`] parsed up to `at`.
+pub fn parse_unscanned_from(src: &str, at: usize) -> Unscanned {
+    Unscanned(
+        oversized(src)
+            .is_none()
+            .then(|| parser::parse(src, Span::new(at.min(src.len()), src.len()), false)),
+    )
+}
+
+/// Completes the two halves of a split pass over `src` with the file's lexical `scan`:
+/// what [`parse`] gives. The file's grammar is a sequence of statements, each ending at
+/// its own `;` or `}`, so the halves' statements are the whole's as long as both parse;
+/// where either does not (a syntax error, a limit), the whole file is parsed again here
+/// and reported as [`parse`] reports it.
+pub fn finish_split(src: &str, head: Unscanned, tail: Unscanned, scan: Scan) -> ParseOutput {
+    match (head.0, tail.0, oversized(src)) {
+        (_, _, Some(out)) => out,
+        (Some(Ok(mut head)), Some(Ok(tail)), None) => {
+            head.statements.extend(tail.statements);
+            head.diagnostics.extend(tail.diagnostics);
+            finish_scanned(src, scan, move || Ok(head))
+        }
+        _ => finish_scanned(src, scan, || {
+            parser::parse(src, Span::new(0, src.len()), false)
+        }),
+    }
+}
+
 /// Completes [`parse_unscanned`]'s pass over `src` with the file's lexical `scan`.
 pub fn finish(src: &str, unscanned: Unscanned, scan: Scan) -> ParseOutput {
     match (unscanned.0, oversized(src)) {

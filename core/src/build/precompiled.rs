@@ -471,30 +471,37 @@ const BESIDE_BYTES: usize = 16 * 1024;
 
 /// The image decoded and planted, and the files from `leading` on parsed. With enough
 /// text to parse (a project's own policies), a second thread decodes and plants the image
-/// and makes the files' lexical scans meanwhile, while this one runs the parser over
-/// them: none of the three depends on the others, and the first two together take about
-/// as long as the third.
+/// while this one runs the parser: neither depends on the other. With more text than
+/// the image takes to plant, the second thread then parses the text's last part (see
+/// [`Cut`]); otherwise it makes the files' lexical scans, which this one would have to
+/// make before it could cut the text anywhere.
 fn decode_beside(
     image_bytes: &'static [u8],
     sources: &[PolicySource],
     leading: usize,
     options: &BuildOptions,
 ) -> (Planted, Vec<contextos_grammar::ParseOutput>) {
+    use contextos_grammar::lexical::{scan, Scan};
+    use contextos_grammar::{finish, parse_unscanned, MAX_NESTING};
     let planted = || decode(image_bytes, sources).and_then(|d| seed(d, &options.disabled_rules));
     let rest = &sources[leading..];
-    if rest.iter().map(|s| s.text.len()).sum::<usize>() < BESIDE_BYTES {
+    let total = rest.iter().map(|s| s.text.len()).sum::<usize>();
+    if total < BESIDE_BYTES {
         return (planted(), parse_all(rest));
     }
-    let scan_all = || -> Vec<contextos_grammar::lexical::Scan> {
-        rest.iter()
-            .map(|s| contextos_grammar::lexical::scan(&s.text, contextos_grammar::MAX_NESTING))
-            .collect()
-    };
+    let scan_all = || -> Vec<Scan> { rest.iter().map(|s| scan(&s.text, MAX_NESTING)).collect() };
+    if total > IMAGE_AS_TEXT {
+        let scans = scan_all();
+        let cut = Cut::at(rest, &scans, total);
+        let ((planted, tail), head) =
+            crate::beside::both(|| (planted(), cut.tail(rest)), || cut.head(rest, &scans));
+        return (planted, cut.join(rest, scans, head, tail));
+    }
     let ((planted, scans), passes) = crate::beside::both(
         || (planted(), scan_all()),
         || {
             rest.iter()
-                .map(|s| contextos_grammar::parse_unscanned(&s.text))
+                .map(|s| parse_unscanned(&s.text))
                 .collect::<Vec<_>>()
         },
     );
@@ -502,7 +509,116 @@ fn decode_beside(
         .iter()
         .zip(passes)
         .zip(scans)
-        .map(|((s, pass), scan)| contextos_grammar::finish(&s.text, pass, scan))
+        .map(|((s, pass), scan)| finish(&s.text, pass, scan))
         .collect();
     (planted, parsed)
+}
+
+/// How much policy text this thread parses in the time the second one takes to decode
+/// and plant the image (about 0.7 ms for either on the 2-vCPU machine of the benchmarks
+/// chapter, measured with the text of `hook_latency`'s generated rules).
+const IMAGE_AS_TEXT: usize = 48 * 1024;
+
+/// Where the text after the image is cut between the two threads: the files before
+/// `file` and the part of `file` before byte `at` parse on this thread, the rest on the
+/// second one once it has planted the image. `at` is the end of one of the statements
+/// the file's lexical scan found, nearest to the byte that gives both threads the same
+/// work, counting the image for the second and the scans for this one.
+struct Cut {
+    file: usize,
+    at: usize,
+}
+
+/// This thread makes every scan before it parses. A scan reads text some ten times as
+/// fast as the parser, so the scans count as a tenth of the text in its share.
+const SCAN_SHARE: usize = 10;
+
+impl Cut {
+    fn at(files: &[PolicySource], scans: &[contextos_grammar::lexical::Scan], total: usize) -> Cut {
+        let target = (total + IMAGE_AS_TEXT).saturating_sub(total / SCAN_SHARE) / 2;
+        let mut before = 0;
+        for (file, s) in files.iter().enumerate() {
+            let len = s.text.len();
+            if before + len > target {
+                let want = target - before;
+                let ends = scans.get(file).map(|sc| sc.statements.as_slice());
+                let at = ends
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|sp| sp.end)
+                    .min_by_key(|end| end.abs_diff(want))
+                    .unwrap_or(0);
+                return Cut { file, at };
+            }
+            before += len;
+        }
+        Cut {
+            file: files.len(),
+            at: 0,
+        }
+    }
+
+    /// This thread's share, parsed: whole files, then the cut file's head.
+    fn head(
+        &self,
+        files: &[PolicySource],
+        scans: &[contextos_grammar::lexical::Scan],
+    ) -> Vec<contextos_grammar::Unscanned> {
+        let mut out: Vec<_> = files
+            .iter()
+            .take(self.file)
+            .map(|s| contextos_grammar::parse_unscanned(&s.text))
+            .collect();
+        if let (Some(s), Some(scan)) = (files.get(self.file), scans.get(self.file)) {
+            let room = scan.statements.len();
+            out.push(contextos_grammar::parse_unscanned_until(
+                &s.text, self.at, room,
+            ));
+        }
+        out
+    }
+
+    /// The second thread's share, parsed: the cut file's tail, then whole files.
+    fn tail(&self, files: &[PolicySource]) -> Vec<contextos_grammar::Unscanned> {
+        let cut = files
+            .get(self.file)
+            .map(|s| contextos_grammar::parse_unscanned_from(&s.text, self.at));
+        let after = files.iter().skip(self.file + 1);
+        cut.into_iter()
+            .chain(after.map(|s| contextos_grammar::parse_unscanned(&s.text)))
+            .collect()
+    }
+
+    /// Every file's parse, in order, from the two shares.
+    fn join(
+        &self,
+        files: &[PolicySource],
+        scans: Vec<contextos_grammar::lexical::Scan>,
+        head: Vec<contextos_grammar::Unscanned>,
+        tail: Vec<contextos_grammar::Unscanned>,
+    ) -> Vec<contextos_grammar::ParseOutput> {
+        use contextos_grammar::{finish, finish_split, parse};
+        use std::cmp::Ordering;
+        // `head` holds a pass for each file up to the cut one and its head; `tail` the
+        // cut file's tail and a pass for each file after it. A pass missing (which the
+        // shares never leave) means a plain parse of that file.
+        let (mut head, mut tail) = (head.into_iter(), tail.into_iter());
+        let one = |text: &str, pass: Option<_>, scan| match pass {
+            Some(pass) => finish(text, pass, scan),
+            None => parse(text),
+        };
+        files
+            .iter()
+            .zip(scans)
+            .enumerate()
+            .map(|(i, (s, scan))| match i.cmp(&self.file) {
+                Ordering::Less => one(&s.text, head.next(), scan),
+                Ordering::Greater => one(&s.text, tail.next(), scan),
+                Ordering::Equal => match (head.next(), tail.next()) {
+                    (Some(h), Some(t)) => finish_split(&s.text, h, t, scan),
+                    _ => parse(&s.text),
+                },
+            })
+            .collect()
+    }
 }

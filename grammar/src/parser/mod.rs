@@ -34,6 +34,13 @@ pub(crate) fn parse(src: &str, part: Span, single: bool) -> Result<Parsed, Failu
     Parser::<false>::new(src, part).run(single)
 }
 
+/// [`parse`] of `part` as a file, its statement list sized for `room` statements.
+pub(crate) fn parse_sized(src: &str, part: Span, room: usize) -> Result<Parsed, Failure> {
+    let mut p = Parser::<false>::new(src, part);
+    p.room = Some(room);
+    p.run(false)
+}
+
 /// The E0001 diagnostic for a part that [`parse`] reported as `Failure::Syntax`.
 pub(crate) fn syntax_error(src: &str, part: Span, single: bool) -> Diagnostic {
     let p = Parser::<true>::new(src, part);

@@ -38,6 +38,9 @@ pub(super) struct Parser<'a, const TRACK: bool> {
     pub(super) built: RefCell<Option<Diagnostic>>,
     pub(super) fatal: RefCell<Option<Box<Diagnostic>>>,
     pub(super) attempts: RefCell<Attempts>,
+    /// Room for this many statements in a file's list, when the caller knows better than
+    /// a count of `;` (the head of a file split across threads, sized for the whole).
+    pub(super) room: Option<usize>,
 }
 
 pub(super) fn is_word(b: u8) -> bool {
@@ -66,6 +69,7 @@ impl<'a, const TRACK: bool> Parser<'a, TRACK> {
                 pos: part.start,
                 rules: Vec::new(),
             }),
+            room: None,
         }
     }
 

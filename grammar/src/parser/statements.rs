@@ -12,8 +12,11 @@ impl<'a, const TRACK: bool> Parser<'a, TRACK> {
         // a thousand rules some 200 KB of copies and their fresh pages). Places left over
         // (`;` inside strings and test blocks) are never written, so never touched.
         let semicolons = self.b.get(self.start..).unwrap_or_default();
+        let room = self
+            .room
+            .unwrap_or_else(|| semicolons.iter().filter(|b| **b == b';').count());
         let mut out = Parsed {
-            statements: Vec::with_capacity(semicolons.iter().filter(|b| **b == b';').count()),
+            statements: Vec::with_capacity(room),
             ..Parsed::default()
         };
         let mut p = self.skip(self.start);
