@@ -675,7 +675,14 @@ fn load_with(
         }
     };
     if let (false, Loaded::Ready { set, .. }) = (names.is_empty(), &loaded) {
-        project.verify_plugins(set)?;
+        if let Err(e) = project.verify_plugins(set) {
+            // Written as a plain load writes it, before the packs are judged: the next
+            // call judges them again from the cache instead of compiling.
+            if let Some(w) = write {
+                let _ = w.run();
+            }
+            return Err(e);
+        }
     }
     Ok((loaded, write))
 }
