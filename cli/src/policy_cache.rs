@@ -198,8 +198,10 @@ fn mac<'a>(
     Some(m.finalize().into_bytes().into())
 }
 
-/// The cache file's bytes and what the file system said of it once they were read.
-fn read_file(path: &Path) -> Result<(Vec<u8>, Option<FileStat>), CacheMiss> {
+/// The bytes of the cache file made for `key` and what the file system said of it once
+/// they were read. The header is read first: a cache made for other sources (the usual
+/// cold call, after a policy edit) is refused without reading its third of a megabyte.
+fn read_file(path: &Path, key: &[u8; 32]) -> Result<(Vec<u8>, Option<FileStat>), CacheMiss> {
     use std::io::Read;
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -207,6 +209,11 @@ fn read_file(path: &Path) -> Result<(Vec<u8>, Option<FileStat>), CacheMiss> {
         Err(e) => return Err(CacheMiss::Unreadable(e)),
     };
     let mut bytes = Vec::new();
+    (&mut file)
+        .take(HEADER as u64)
+        .read_to_end(&mut bytes)
+        .map_err(CacheMiss::Unreadable)?;
+    check_header(&bytes, key)?;
     file.read_to_end(&mut bytes)
         .map_err(CacheMiss::Unreadable)?;
     // Taken after the read, on the same open file: a change made while reading shows.
@@ -219,8 +226,22 @@ fn read_cache(
     key: &[u8; 32],
     user_key: &UserKey,
 ) -> Result<(PolicySet, Option<FileStat>), CacheMiss> {
-    let (bytes, stat) = read_file(path)?;
+    let (bytes, stat) = read_file(path, key)?;
     Ok((decode(bytes, key, user_key)?, stat))
+}
+
+/// Whether `bytes` start with the header of a cache of this format made for `key`.
+fn check_header(bytes: &[u8], key: &[u8; 32]) -> Result<(), CacheMiss> {
+    let (Some(magic), Some(stored_key)) = (bytes.get(..8), bytes.get(8..40)) else {
+        return Err(CacheMiss::Truncated);
+    };
+    if magic != MAGIC {
+        return Err(CacheMiss::Foreign);
+    }
+    if stored_key != key {
+        return Err(CacheMiss::Stale);
+    }
+    Ok(())
 }
 
 /// The policy set a cache file's bytes hold, if they are a cache this key and user key
@@ -231,20 +252,10 @@ pub(crate) fn decode(
     key: &[u8; 32],
     user_key: &UserKey,
 ) -> Result<PolicySet, CacheMiss> {
-    let (Some(magic), Some(stored_key), Some(stored_mac), Some(payload)) = (
-        bytes.get(..8),
-        bytes.get(8..40),
-        bytes.get(40..HEADER),
-        bytes.get(HEADER..),
-    ) else {
+    check_header(&bytes, key)?;
+    let (Some(stored_mac), Some(payload)) = (bytes.get(40..HEADER), bytes.get(HEADER..)) else {
         return Err(CacheMiss::Truncated);
     };
-    if magic != MAGIC {
-        return Err(CacheMiss::Foreign);
-    }
-    if stored_key != key {
-        return Err(CacheMiss::Stale);
-    }
     // Compared through the MAC type, in constant time.
     let mut m = cache_mac(user_key)?;
     m.update(key);
