@@ -150,17 +150,21 @@ impl<'k> TrieBuilder<'k> {
     /// Freezes the trie, with `extra` stored in its header. Fails only when the trie does
     /// not fit u32 offsets (over 4 GiB).
     pub(crate) fn freeze(self, extra: &[u8]) -> Result<Vec<u8>, String> {
-        let path = |f: &Filing| self.keys.get(f.keys.0..f.keys.1).unwrap_or_default();
-        let mut sorted = self.filings.clone();
+        let TrieBuilder {
+            keys,
+            payload,
+            filings: mut sorted,
+        } = self;
+        let path = |f: &Filing| keys.get(f.keys.0..f.keys.1).unwrap_or_default();
         // Stable: filings of one node keep their order, which is its payload's. Paths
         // compare key by key, so a node's own filings come before its descendants', and
         // each child's subtree is one run, in key order.
         sorted.sort_by(|a, b| path(a).cmp(path(b)));
-        let key_bytes: usize = self.keys.iter().map(|k| k.len()).sum();
+        let key_bytes: usize = keys.iter().map(|k| k.len()).sum();
         // At most one node per key filed (plus the root), 24 bytes of header and child
         // entry each: the output is written without growing.
         let mut out = Vec::with_capacity(
-            28 + extra.len() + self.payload.len() + key_bytes + 24 * (self.keys.len() + 1),
+            28 + extra.len() + payload.len() + key_bytes + 24 * (keys.len() + 1),
         );
         out.extend_from_slice(MAGIC);
         let header = out.len();
@@ -168,8 +172,8 @@ impl<'k> TrieBuilder<'k> {
         put_len(&mut out, extra.len())?;
         out.extend_from_slice(extra);
         let mut w = Writer {
-            keys: &self.keys,
-            payload: &self.payload,
+            keys: &keys,
+            payload: &payload,
             out,
             ordinal: 0,
             table: Vec::new(),
