@@ -53,6 +53,9 @@ pub(crate) struct EncodedRules {
     decode: DecodeRule,
     /// The roles the rules' conditions compare with, recorded when they were encoded.
     role_literals: BTreeSet<String>,
+    /// The index's tries over these rules alone, one per slot, frozen when they were
+    /// encoded (see [`EncodedRules::with_tries`]); empty when not given.
+    tries: Vec<&'static [u8]>,
 }
 
 impl std::fmt::Debug for EncodedRules {
@@ -80,7 +83,15 @@ impl EncodedRules {
             rules,
             decode,
             role_literals,
+            tries: Vec::new(),
         })
+    }
+
+    /// These rules with the index's tries frozen over them alone, one per slot in the
+    /// index's order: a slot that no rule after them joins has the same trie in a set
+    /// that layers rules over them (see [`Rules::precomputed_tries`]).
+    pub(crate) fn with_tries(self, tries: Vec<&'static [u8]>) -> EncodedRules {
+        EncodedRules { tries, ..self }
     }
 
     /// Each rule's id, in order.
@@ -202,6 +213,16 @@ impl From<Vec<CompiledRule>> for Rules {
 
 impl Rules {
     /// `below` (a precompiled stdlib's rules, encoded) followed by `above`.
+    /// For rules layered over encoded ones that came with their tries: those tries, and
+    /// the rules above them. Rules above join the index after the encoded ones, so a slot
+    /// none of them joins has exactly the encoded rules' trie, at the same rule indices.
+    pub(crate) fn precomputed_tries(&self) -> Option<(&[&'static [u8]], &[CompiledRule])> {
+        match &self.repr {
+            Repr::Layered(below, above) if !below.tries.is_empty() => Some((&below.tries, above)),
+            _ => None,
+        }
+    }
+
     pub(crate) fn layered(below: EncodedRules, above: Vec<CompiledRule>) -> Rules {
         Rules {
             repr: Repr::Layered(below, above),

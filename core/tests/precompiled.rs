@@ -146,6 +146,35 @@ fn a_project_on_top_builds_the_same_set() {
     );
 }
 
+/// The image holds the index's tries over the stdlib alone; a set borrows one only for a
+/// slot that none of its own rules joins. One rule in one slot at a time: that slot's
+/// trie is frozen anew, every other one borrowed, and the set is the full build's.
+#[test]
+fn a_rule_in_one_index_slot_leaves_the_others_to_the_image() {
+    let rules = [
+        r#"deny path read "notes/**" because "r";"#,
+        r#"deny path write "gen/**" because "w";"#,
+        r#"deny path delete "keep/**" because "d";"#,
+        r#"ask path "every/op/**" because "every path operation";"#,
+        r#"deny plugin "github.com/evil/*" because "p";"#,
+        r#"deny commit "vendor/**" because "c";"#,
+        r#"deny net fetch "tracker.example.com" because "f";"#,
+        r#"deny net connect "10.9.0.0/16" because "n";"#,
+        r#"deny mcp "shell.*" because "m";"#,
+        r#"deny exec "danger *" because "x";"#,
+        r#"allow path read "docs/**" because "an allow joins the slot too";"#,
+    ];
+    for rule in rules {
+        let text = format!("language 1;\n@id(\"mine\") {rule}\n");
+        let sources = with(&[(".contextos/policies/main.policy", Layer::User, &text)]);
+        assert_eq!(
+            agree_on_a_set(image(), &sources, &lazy(&[])),
+            PrecompiledUse::Used,
+            "{rule}"
+        );
+    }
+}
+
 #[test]
 fn the_example_project_builds_the_same_set() {
     let dir = concat!(

@@ -5,10 +5,11 @@
 //! [`precompile`] runs the per-file passes (headers, defaults, `let`s, lowering) over the
 //! standard library alone and writes down what they leave behind: the `let` table with its
 //! spans, the defaults with where they are declared, the scripts, and the lowered rules,
-//! guides, detectors and roles. [`build_precompiled`] plants that state in a fresh compiler
-//! and runs the same passes over the remaining files only; every set-wide pass (ids,
-//! disabled rules, defaults, runtime lists, the index) then sees exactly what a full build
-//! sees. The image is checked in beside the stdlib (`stdlib-policies/precompiled/`) and a
+//! guides, detectors and roles, with the index's tries over those rules (borrowed by a set
+//! for every slot its own rules leave alone). [`build_precompiled`] plants that state in a
+//! fresh compiler and runs the same passes over the remaining files only; every set-wide
+//! pass (ids, disabled rules, defaults, runtime lists, the index) then sees exactly what a
+//! full build sees. The image is checked in beside the stdlib (`stdlib-policies/precompiled/`) and a
 //! test fails while it differs from what [`precompile`] makes of the current sources.
 //!
 //! The image is used only when it is certain to describe the sources given; otherwise the
@@ -39,7 +40,7 @@ use std::collections::BTreeSet;
 
 /// Bumped whenever the image's own layout changes; the IR inside it follows
 /// [`SNAPSHOT_FORMAT`], which the image records too.
-const IMAGE_FORMAT: u32 = 3;
+const IMAGE_FORMAT: u32 = 4;
 
 /// The image's first fields, which [`embedded_detectors`] reads without decoding the rest:
 /// postcard writes a nested struct's fields in place, so they lead the image's bytes.
@@ -73,6 +74,11 @@ struct Image<'a> {
     /// Each rule in a snapshot's rule encoding.
     #[serde(borrow)]
     rules: Vec<Text<'a>>,
+    /// The index's tries over these rules alone, one per slot in the index's order: a
+    /// set that adds no rule to a slot has the same trie there (see
+    /// [`EncodedRules::with_tries`]), which a cold call then borrows instead of freezing.
+    #[serde(borrow)]
+    tries: Vec<Text<'a>>,
     guides: Vec<GuideSnap>,
     /// Each detector's file index and id, in order.
     detector_ids: Vec<(usize, String)>,
@@ -198,6 +204,18 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| PrecompileError::Encode(e.to_string()))?;
     let rules = encoded.iter().map(|r| Text(r)).collect();
+    let guides = low.guides.iter().map(snapshot::guide_snap).collect();
+    let detector_ids = low
+        .detectors
+        .iter()
+        .map(|(fi, d)| (*fi, d.id.clone()))
+        .collect();
+    let compiled = crate::rules::Rules::from(low.rules);
+    let tries = crate::index::Slot::ALL
+        .iter()
+        .map(|slot| slot.freeze(&compiled))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(PrecompileError::Encode)?;
     let list: Vec<&CompiledDetector> = low.detectors.iter().map(|(_, d)| d).collect();
     let detectors =
         postcard::to_stdvec(&list).map_err(|e| PrecompileError::Encode(e.to_string()))?;
@@ -220,14 +238,11 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
             .collect(),
         scripts: ctx.scripts.sources().to_vec(),
         rules,
-        guides: low.guides.iter().map(snapshot::guide_snap).collect(),
-        detector_ids: low
-            .detectors
-            .iter()
-            .map(|(fi, d)| (*fi, d.id.clone()))
-            .collect(),
+        tries: tries.iter().map(|t| Text(t)).collect(),
+        guides,
+        detector_ids,
         roles: low.roles,
-        role_literals: crate::rules::Rules::from(low.rules).role_literals(),
+        role_literals: compiled.role_literals(),
     };
     postcard::to_stdvec(&image).map_err(|e| PrecompileError::Encode(e.to_string()))
 }
@@ -286,8 +301,20 @@ fn decode(image_bytes: &'static [u8], sources: &[PolicySource]) -> Result<Decode
         crate::glob::decoding_trusted(|| snapshot::rule_from(bytes, scripts))
     });
     let role_literals = std::mem::take(&mut img.role_literals);
+    if img.tries.len() != crate::index::Slot::ALL.len() {
+        return Err(PrecompiledUse::Unreadable(format!(
+            "{} index tries, {} expected",
+            img.tries.len(),
+            crate::index::Slot::ALL.len()
+        )));
+    }
+    let tries = std::mem::take(&mut img.tries)
+        .into_iter()
+        .map(|t| t.0)
+        .collect();
     let rules = EncodedRules::new(bytes, decode, role_literals)
-        .ok_or_else(|| PrecompiledUse::Unreadable("a rule's head does not decode".into()))?;
+        .ok_or_else(|| PrecompiledUse::Unreadable("a rule's head does not decode".into()))?
+        .with_tries(tries);
     Ok(Decoded { img, rules })
 }
 
