@@ -191,6 +191,41 @@ fn runtime_glob_lists_with_an_invalid_glob_are_refused() {
     assert!(errors("language 1;\nlet secret_env_vars = [\"*_TOKEN\", \"AWS_*\"];\n").is_empty());
 }
 
+/// A lazy build (a hook's) leaves the stdlib's own runtime lists to the full build that
+/// checks them, but still checks a list a project overrides, stdlib items and all.
+#[test]
+fn a_lazy_build_checks_a_runtime_list_a_project_overrides() {
+    use contextos_core::{build, BuildOptions, Layer, PolicySource};
+    let with = |text: &str| {
+        let mut sources = common::stdlib_sources();
+        sources.push(PolicySource {
+            name: ".contextos/policies/main.policy".into(),
+            text: text.to_string().into(),
+            layer: Layer::User,
+        });
+        let out = build(
+            &sources,
+            &BuildOptions {
+                lazy: true,
+                ..BuildOptions::default()
+            },
+        );
+        out.diagnostics
+            .iter()
+            .filter(|d| d.diagnostic.is_error())
+            .map(|d| d.diagnostic.code)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        with("language 1;\noverride let untrusted_reads = [$untrusted_reads, \"docs/[a\"];\n"),
+        ["E0112"]
+    );
+    assert_eq!(
+        with("language 1;\noverride let untrusted_reads = [$untrusted_reads, \"docs/**\"];\n"),
+        Vec::<&str>::new()
+    );
+}
+
 /// Enough policy text is parsed on two threads; every file's syntax errors must still be
 /// reported against that file, in the sources' order, as when each file is parsed alone.
 #[test]
