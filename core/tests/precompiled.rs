@@ -175,6 +175,35 @@ fn a_rule_in_one_index_slot_leaves_the_others_to_the_image() {
     }
 }
 
+/// The image's `let`s stay encoded until a later file names one: naming, redefining or
+/// misspelling a stdlib list reads (and reports) exactly as a full build does.
+#[test]
+fn a_project_naming_the_stdlibs_lets_builds_the_same_set() {
+    let uses = "language 1;\n@id(\"mine\") ask path write $credential_files, \"extra/**\" because \"u\";\n";
+    let sources = with(&[(".contextos/policies/main.policy", Layer::User, uses)]);
+    assert_eq!(
+        agree_on_a_set(image(), &sources, &lazy(&[])),
+        PrecompiledUse::Used
+    );
+    for wrong in [
+        // E0140: a stdlib list replaced without `override`.
+        "language 1;\nlet credential_files = [\"x\"];\n",
+        // E0105 with a suggestion drawn from the stdlib's names.
+        "language 1;\ndeny path write $credential_file because \"typo\";\n",
+        // E0105 for a name no layer defines.
+        "language 1;\ndeny path write $no_such_list_anywhere because \"x\";\n",
+    ] {
+        let sources = with(&[(".contextos/policies/main.policy", Layer::User, wrong)]);
+        assert_eq!(
+            agree(image(), &sources, &lazy(&[])),
+            PrecompiledUse::Used,
+            "{wrong}"
+        );
+        let (out, _) = build_precompiled(image(), &sources, &lazy(&[]));
+        assert!(out.policy.is_none(), "{wrong}: refused");
+    }
+}
+
 #[test]
 fn the_example_project_builds_the_same_set() {
     let dir = concat!(

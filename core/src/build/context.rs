@@ -20,6 +20,19 @@ pub(super) struct LetDef {
     pub(super) span: Span,
 }
 
+/// A precompiled stdlib's `let`s, each still encoded (see [`super::precompiled`]): a
+/// definition is decoded into [`Ctx::lets`] when a later file first names it, and most
+/// name none (a cold hook call decoded some 2,900 list items to expand a handful).
+#[derive(Default)]
+pub(super) struct EncodedLets {
+    /// Each name with its encoded definition, sorted by name.
+    pub(super) lets: Vec<(&'static str, &'static [u8])>,
+    /// Decodes a definition; `None` when it does not decode.
+    pub(super) decode: Option<fn(&[u8]) -> Option<LetDef>>,
+    /// How many files the definitions may point into (the image's).
+    pub(super) files: usize,
+}
+
 /// An `override let`: the definition it replaced and where the override is written.
 pub(super) struct Override {
     pub(super) name: String,
@@ -35,7 +48,10 @@ pub(super) struct Ctx<'a> {
     /// How many of `diags` are errors: rules ask before and after lowering, and counting
     /// made a build with many warnings quadratic in its rules.
     errors: usize,
+    /// The `let`s declared so far, or decoded from [`Ctx::encoded_lets`]: every lookup by
+    /// name goes through [`Ctx::decode_let`] first.
     pub(super) lets: HashMap<String, LetDef>,
+    pub(super) encoded_lets: EncodedLets,
     pub(super) cycles_reported: BTreeSet<String>,
     /// Every `override let`, in declaration order.
     pub(super) overrides: Vec<Override>,
@@ -52,6 +68,7 @@ impl<'a> Ctx<'a> {
             diags: Vec::new(),
             errors: 0,
             lets: HashMap::new(),
+            encoded_lets: EncodedLets::default(),
             cycles_reported: BTreeSet::new(),
             overrides: Vec::new(),
             scripts: ScriptHost::new(),
@@ -61,6 +78,46 @@ impl<'a> Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Decodes the encoded definition of `name` into [`Ctx::lets`], unless it is there
+    /// already or there is none. One that does not decode, or points past the image's
+    /// files, stays out: a rule naming it is then an error (fail closed).
+    pub(super) fn decode_let(&mut self, name: &str) {
+        if self.lets.contains_key(name) {
+            return;
+        }
+        let encoded = &self.encoded_lets;
+        let (Ok(i), Some(decode)) = (
+            encoded.lets.binary_search_by(|(n, _)| (*n).cmp(name)),
+            encoded.decode,
+        ) else {
+            return;
+        };
+        let (n, bytes) = encoded.lets[i];
+        if let Some(def) = decode(bytes).filter(|d| d.file < encoded.files) {
+            self.lets.insert(n.to_string(), def);
+        }
+    }
+
+    /// Decodes every encoded `let` (for the passes that read the whole table).
+    pub(super) fn decode_all_lets(&mut self) {
+        let names: Vec<&'static str> = self.encoded_lets.lets.iter().map(|(n, _)| *n).collect();
+        for name in names {
+            self.decode_let(name);
+        }
+    }
+
+    /// Every `let` name, decoded or still encoded.
+    pub(super) fn let_names(&self) -> Vec<String> {
+        let encoded = self.encoded_lets.lets.iter().map(|(n, _)| *n);
+        let mut names: Vec<String> = self.lets.keys().cloned().collect();
+        names.extend(
+            encoded
+                .filter(|n| !self.lets.contains_key(*n))
+                .map(str::to_string),
+        );
+        names
+    }
+
     pub(super) fn error_count(&self) -> usize {
         self.errors
     }

@@ -94,6 +94,7 @@ pub(super) fn declare(
 /// [`super::overrides`], which warns when it weakens a rule.
 fn declare_let(ctx: &mut Ctx, fi: usize, layer: Layer, l: &ast::LetDecl) {
     let name = &l.name.node;
+    ctx.decode_let(name);
     if layer == Layer::Plugin && (ctx.lets.contains_key(name) || l.overrides) {
         ctx.err(
             fi,

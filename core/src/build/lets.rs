@@ -62,8 +62,9 @@ impl Ctx<'_> {
             );
             return None;
         }
+        self.decode_let(&v.node);
         let Some(def) = self.lets.get(&v.node) else {
-            let names: Vec<String> = self.lets.keys().cloned().collect();
+            let names = self.let_names();
             let mut d =
                 Diagnostic::error("E0105", v.span, format!("undefined variable `${}`", v.node))
                     .with_label("not defined by any `let`");

@@ -44,6 +44,8 @@ pub(super) fn check(ctx: &mut Ctx, first: usize, parsed: &[ast::PolicyFile]) {
     if ctx.overrides.is_empty() {
         return;
     }
+    // Reads which `let` reaches which through the whole table.
+    ctx.decode_all_lets();
     let rules = rule_refs(ctx, first, parsed);
     let deps = let_deps(ctx);
     let overrides: Vec<(String, super::context::LetDef, usize, ast::Span)> = ctx

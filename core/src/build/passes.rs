@@ -264,6 +264,7 @@ pub(super) fn compile(
 fn runtime_lets(ctx: &mut Ctx) -> std::collections::BTreeMap<String, Vec<String>> {
     let mut out = std::collections::BTreeMap::new();
     for name in crate::policy::RUNTIME_LETS {
+        ctx.decode_let(name);
         let Some(def) = ctx.lets.get(*name) else {
             continue;
         };
@@ -305,7 +306,7 @@ fn runtime_lets(ctx: &mut Ctx) -> std::collections::BTreeMap<String, Vec<String>
 /// Files compiled before, planted in a fresh compiler: a precompiled image's state.
 pub(super) struct Seed {
     pub(super) files: usize,
-    pub(super) lets: Vec<(String, super::context::LetDef)>,
+    pub(super) lets: super::context::EncodedLets,
     pub(super) scripts: Vec<(crate::request::Domain, String)>,
     pub(super) low: Lowering,
 }
@@ -314,7 +315,7 @@ impl Seed {
     /// Gives `ctx` the image's `let`s and scripts; returns how many files the image
     /// covers and what they lowered to.
     pub(super) fn plant(self, ctx: &mut Ctx) -> (usize, Lowering) {
-        ctx.lets.extend(self.lets);
+        ctx.encoded_lets = self.lets;
         if !self.scripts.is_empty() {
             ctx.scripts = crate::script::ScriptHost::deferred(self.scripts);
         }

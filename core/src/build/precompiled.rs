@@ -24,7 +24,7 @@
 //! The set a precompiled build returns holds the remaining files' `test` blocks only; the
 //! stdlib's are checked by its own tests, and `contextos test` compiles from source.
 
-use super::context::{Ctx, LetDef};
+use super::context::{Ctx, EncodedLets, LetDef};
 use super::output::{BuildOptions, BuildOutput, PolicySource};
 use super::passes::{compile, lower, parse_all, Lowering, Seed};
 use crate::detector::CompiledDetector;
@@ -40,7 +40,7 @@ use std::collections::BTreeSet;
 
 /// Bumped whenever the image's own layout changes; the IR inside it follows
 /// [`SNAPSHOT_FORMAT`], which the image records too.
-const IMAGE_FORMAT: u32 = 4;
+const IMAGE_FORMAT: u32 = 5;
 
 /// The image's first fields, which [`embedded_detectors`] reads without decoding the rest:
 /// postcard writes a nested struct's fields in place, so they lead the image's bytes.
@@ -66,8 +66,10 @@ struct Image<'a> {
     /// no UTF-8 check of its 330 KB on every decode.
     #[serde(borrow)]
     files: Vec<(&'a str, Text<'a>)>,
-    /// The `let` table, by name.
-    lets: Vec<LetImage>,
+    /// The `let` table: each name, sorted, with its definition encoded apart, decoded
+    /// only when a later file names it (see [`EncodedLets`]).
+    #[serde(borrow)]
+    lets: Vec<(&'a str, Text<'a>)>,
     /// Each declared default with the file and span declaring it.
     defaults: Vec<(Domain, Effect, usize, Span)>,
     scripts: Vec<(Domain, String)>,
@@ -106,7 +108,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 
 #[derive(Serialize, Deserialize)]
 struct LetImage {
-    name: String,
     items: Vec<ListItem>,
     scalar: bool,
     file: usize,
@@ -185,18 +186,21 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
     if let Some(d) = ctx.diags.first() {
         return Err(PrecompileError::Diagnostics(d.diagnostic.message.clone()));
     }
-    let mut lets: Vec<LetImage> = ctx
+    let mut lets = ctx
         .lets
         .iter()
-        .map(|(name, d)| LetImage {
-            name: name.clone(),
-            items: d.items.to_vec(),
-            scalar: d.scalar,
-            file: d.file,
-            span: d.span,
+        .map(|(name, d)| {
+            let image = LetImage {
+                items: d.items.to_vec(),
+                scalar: d.scalar,
+                file: d.file,
+                span: d.span,
+            };
+            postcard::to_stdvec(&image).map(|bytes| (name.as_str(), bytes))
         })
-        .collect();
-    lets.sort_by(|a, b| a.name.cmp(&b.name));
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| PrecompileError::Encode(e.to_string()))?;
+    lets.sort_by(|a, b| a.0.cmp(b.0));
     let encoded = low
         .rules
         .iter()
@@ -230,7 +234,10 @@ pub fn precompile(sources: &[PolicySource]) -> Result<Vec<u8>, PrecompileError> 
             .iter()
             .map(|s| (s.name.as_str(), Text(s.text.as_bytes())))
             .collect(),
-        lets,
+        lets: lets
+            .iter()
+            .map(|(name, bytes)| (*name, Text(bytes)))
+            .collect(),
         defaults: low
             .defaults
             .iter()
@@ -337,8 +344,10 @@ fn seed(decoded: Decoded, disabled: &[String]) -> Planted {
     };
     let in_range = |fi: usize| fi < img.files.len();
     let damaged = |what: &str| PrecompiledUse::Unreadable(format!("{what} out of range"));
-    if img.lets.iter().any(|l| !in_range(l.file)) {
-        return Err(damaged("a `let`'s file"));
+    if !img.lets.windows(2).all(|w| w[0].0 < w[1].0) {
+        return Err(PrecompiledUse::Unreadable(
+            "the `let` table is not sorted".into(),
+        ));
     }
     if img.defaults.iter().any(|d| !in_range(d.2))
         || img.detector_ids.iter().any(|d| !in_range(d.0))
@@ -354,19 +363,11 @@ fn seed(decoded: Decoded, disabled: &[String]) -> Planted {
     } else {
         (Vec::new(), Some(img.head.detectors.0))
     };
-    let lets = img
-        .lets
-        .into_iter()
-        .map(|l| {
-            let def = LetDef {
-                items: l.items.into(),
-                scalar: l.scalar,
-                file: l.file,
-                span: l.span,
-            };
-            (l.name, def)
-        })
-        .collect();
+    let lets = EncodedLets {
+        lets: img.lets.into_iter().map(|(name, t)| (name, t.0)).collect(),
+        decode: Some(decode_let),
+        files: img.files.len(),
+    };
     let defaults = img
         .defaults
         .into_iter()
@@ -387,6 +388,17 @@ fn seed(decoded: Decoded, disabled: &[String]) -> Planted {
         },
     };
     Ok((seed, detector_files))
+}
+
+/// One `let` of the image, decoded.
+fn decode_let(bytes: &[u8]) -> Option<LetDef> {
+    let l: LetImage = postcard::from_bytes(bytes).ok()?;
+    Some(LetDef {
+        items: l.items.into(),
+        scalar: l.scalar,
+        file: l.file,
+        span: l.span,
+    })
 }
 
 /// The image's detectors decoded, each with its file index from `files`.
@@ -541,10 +553,11 @@ fn decode_beside(
     (planted, parsed)
 }
 
-/// How much policy text this thread parses in the time the second one takes to decode
-/// and plant the image (about 0.7 ms for either on the 2-vCPU machine of the benchmarks
-/// chapter, measured with the text of `hook_latency`'s generated rules).
-const IMAGE_AS_TEXT: usize = 48 * 1024;
+/// How much policy text this thread parses in the time the second one takes to start,
+/// decode and plant the image (about 0.45 ms on the 2-vCPU machine of the benchmarks
+/// chapter, most of it the thread's start; chosen among 8, 20, 32 and 48 KB by timing
+/// the parse of `hook_latency`'s generated rules with each).
+const IMAGE_AS_TEXT: usize = 32 * 1024;
 
 /// Where the text after the image is cut between the two threads: the files before
 /// `file` and the part of `file` before byte `at` parse on this thread, the rest on the
