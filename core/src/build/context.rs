@@ -20,6 +20,9 @@ pub(super) struct LetDef {
     pub(super) span: Span,
 }
 
+/// Decodes one encoded `let` definition; `None` when it does not decode.
+pub(super) type DecodeLet = fn(&[u8]) -> Option<LetDef>;
+
 /// A precompiled stdlib's `let`s, each still encoded (see [`super::precompiled`]): a
 /// definition is decoded into [`Ctx::lets`] when a later file first names it, and most
 /// name none (a cold hook call decoded some 2,900 list items to expand a handful).
@@ -28,7 +31,7 @@ pub(super) struct EncodedLets {
     /// Each name with its encoded definition, sorted by name.
     pub(super) lets: Vec<(&'static str, &'static [u8])>,
     /// Decodes a definition; `None` when it does not decode.
-    pub(super) decode: Option<fn(&[u8]) -> Option<LetDef>>,
+    pub(super) decode: Option<DecodeLet>,
     /// How many files the definitions may point into (the image's).
     pub(super) files: usize,
 }
