@@ -349,6 +349,16 @@ fn seed(decoded: Decoded, disabled: &[String]) -> Planted {
             "the `let` table is not sorted".into(),
         ));
     }
+    // A `let` that does not decode reads as undefined: a rule naming it is an error. The
+    // runtime's lists are read by no rule, and one missing would silently protect less:
+    // those are decoded now, and the build is a full one if one of them is damaged.
+    let runtime_damaged = img.lets.iter().any(|(name, t)| {
+        crate::policy::RUNTIME_LETS.contains(name)
+            && decode_let(t.0).is_none_or(|d| !in_range(d.file))
+    });
+    if runtime_damaged {
+        return Err(damaged("a runtime `let`"));
+    }
     if img.defaults.iter().any(|d| !in_range(d.2))
         || img.detector_ids.iter().any(|d| !in_range(d.0))
     {
@@ -660,5 +670,67 @@ impl Cut {
                 },
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{build_precompiled, Image, PrecompiledUse, Text};
+    use crate::build::output::{BuildOptions, PolicySource};
+    use crate::ir::Layer;
+
+    fn stdlib() -> Vec<PolicySource> {
+        contextos_stdlib::FILES
+            .iter()
+            .map(|(name, text)| PolicySource {
+                name: (*name).to_string(),
+                text: std::borrow::Cow::Borrowed(*text),
+                layer: Layer::Stdlib,
+            })
+            .collect()
+    }
+
+    /// The embedded image with the definition of `let name` replaced by `bytes`.
+    fn with_let(name: &str, bytes: &'static [u8]) -> &'static [u8] {
+        let mut img: Image =
+            postcard::from_bytes(contextos_stdlib::PRECOMPILED).expect("the image decodes");
+        let at = img.lets.iter().position(|(n, _)| *n == name);
+        let slot = at
+            .and_then(|i| img.lets.get_mut(i))
+            .expect("the stdlib defines it");
+        slot.1 = Text(bytes);
+        let bytes = postcard::to_stdvec(&img).expect("the image encodes");
+        Box::leak(bytes.into_boxed_slice())
+    }
+
+    /// A runtime list is read by no rule, so a damaged one would be missed silently (less
+    /// protection, no error): the image is refused and the stdlib compiled from source.
+    /// Any other damaged `let` reads as undefined, which a rule naming it reports.
+    #[test]
+    fn a_damaged_let_in_the_image_never_goes_unnoticed() {
+        let lazy = BuildOptions {
+            lazy: true,
+            ..BuildOptions::default()
+        };
+        let image = with_let("secret_env_vars", b"\xff\xff\xff");
+        let (out, used) = build_precompiled(image, &stdlib(), &lazy);
+        assert!(matches!(used, PrecompiledUse::Unreadable(_)), "{used}");
+        let set = out.policy.expect("the full build compiles");
+        assert!(set.runtime_lets.contains_key("secret_env_vars"));
+
+        let image = with_let("credential_files", b"\xff\xff\xff");
+        let mut sources = stdlib();
+        sources.push(PolicySource {
+            name: ".contextos/policies/main.policy".into(),
+            text: "language 1;\ndeny path read $credential_files because \"x\";\n".into(),
+            layer: Layer::User,
+        });
+        let (out, used) = build_precompiled(image, &sources, &lazy);
+        assert_eq!(used, PrecompiledUse::Used);
+        assert!(
+            out.policy.is_none(),
+            "a rule naming a damaged `let` is refused"
+        );
+        assert!(out.diagnostics.iter().any(|d| d.diagnostic.code == "E0105"));
     }
 }
