@@ -41,10 +41,6 @@ pub use contextos_stdlib as stdlib;
 pub fn stdlib_sources() -> Vec<PolicySource> {
     stdlib::FILES
         .iter()
-        .map(|(name, text)| PolicySource {
-            name: (*name).to_string(),
-            text: std::borrow::Cow::Borrowed(*text),
-            layer: Layer::Stdlib,
-        })
+        .map(|(name, text)| PolicySource::embedded_stdlib(name, text))
         .collect()
 }

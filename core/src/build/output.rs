@@ -18,6 +18,18 @@ pub struct PolicySource {
     pub layer: Layer,
 }
 
+impl PolicySource {
+    /// A file of the standard library embedded in the binary: its text borrowed, not
+    /// copied.
+    pub fn embedded_stdlib(name: &str, text: &'static str) -> PolicySource {
+        PolicySource {
+            name: name.to_string(),
+            text: std::borrow::Cow::Borrowed(text),
+            layer: Layer::Stdlib,
+        }
+    }
+}
+
 /// Settings of one compilation that do not come from the policy text.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {

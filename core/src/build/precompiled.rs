@@ -682,11 +682,7 @@ mod tests {
     fn stdlib() -> Vec<PolicySource> {
         contextos_stdlib::FILES
             .iter()
-            .map(|(name, text)| PolicySource {
-                name: (*name).to_string(),
-                text: std::borrow::Cow::Borrowed(*text),
-                layer: Layer::Stdlib,
-            })
+            .map(|(name, text)| PolicySource::embedded_stdlib(name, text))
             .collect()
     }
 

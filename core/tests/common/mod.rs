@@ -61,10 +61,6 @@ pub fn exec(set: &PolicySet, argv: &[&str]) -> Decision {
 pub fn stdlib_sources() -> Vec<PolicySource> {
     contextos_stdlib::FILES
         .iter()
-        .map(|(name, text)| PolicySource {
-            name: (*name).to_string(),
-            text: std::borrow::Cow::Borrowed(*text),
-            layer: Layer::Stdlib,
-        })
+        .map(|(name, text)| PolicySource::embedded_stdlib(name, text))
         .collect()
 }
