@@ -9,6 +9,7 @@
 //! Not covered here (physical stage): symbolic links, mounts and hard links, which need
 //! the file system and are resolved beneath the project root by the effect handlers.
 
+use std::borrow::Cow;
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Characters with meaning in a path; a look-alike that folds to one of them is refused.
@@ -40,6 +41,67 @@ pub const MAX_SEGMENT_BYTES: usize = 255;
 /// Returns the canonical repository-relative form of `raw`: `/` separators, no `.`
 /// segments, no empty segments. See the module documentation for what is rejected.
 pub fn canonical_path(raw: &str) -> Result<String, PathRejection> {
+    canonical_path_cow(raw).map(Cow::into_owned)
+}
+
+/// [`canonical_path`], borrowing `raw` when it is already canonical (nearly every path an
+/// agent sends), so the evaluator need not copy it.
+pub(crate) fn canonical_path_cow(raw: &str) -> Result<Cow<'_, str>, PathRejection> {
+    match canonical_ascii(raw) {
+        Some(c) => Ok(c),
+        None => canonical_any(raw).map(Cow::Owned),
+    }
+}
+
+/// The canonical form of a plain ASCII path that passes every check, in one pass over its
+/// bytes; `None` for anything else — non-ASCII, a byte some check is about, a segment
+/// that is refused — which [`canonical_any`] then decides, with its reason. Every check of
+/// `canonical_any` that can refuse an ASCII path is covered by a byte sent there, so the
+/// two agree; a property test holds them to it.
+fn canonical_ascii(raw: &str) -> Option<Cow<'_, str>> {
+    let b = raw.as_bytes();
+    if b.is_empty() || b.len() > MAX_PATH_BYTES || matches!(b[0], b'/' | b'\\' | b'~') {
+        return None;
+    }
+    // Whether `raw` is already canonical: no `\\`, no empty or `.` segment.
+    let mut as_is = true;
+    let mut segments = 0usize;
+    for seg in b.split(|&c| c == b'/' || c == b'\\') {
+        match seg {
+            [] | [b'.'] => as_is = false,
+            [b'.', b'.'] => return None,
+            _ => {
+                let clean = seg.len() <= MAX_SEGMENT_BYTES
+                    && seg.iter().all(|&c| {
+                        (0x20..0x7f).contains(&c)
+                            && !matches!(c, b':' | b'<' | b'>' | b'"' | b'|' | b'?' | b'*' | b'%')
+                    })
+                    && !matches!(seg.last(), Some(b'.' | b' '))
+                    && seg.first() != Some(&b' ');
+                // Checked ASCII above, so the segment is a `str` boundary-wise as well.
+                let text = std::str::from_utf8(seg).ok()?;
+                if !clean || is_device_name(text) || is_git_alias(text) {
+                    return None;
+                }
+                segments += 1;
+            }
+        }
+    }
+    if segments == 0 {
+        return None;
+    }
+    if as_is && !b.contains(&b'\\') {
+        return Some(Cow::Borrowed(raw));
+    }
+    let joined: Vec<&str> = raw
+        .split(['/', '\\'])
+        .filter(|s| !matches!(*s, "" | "."))
+        .collect();
+    Some(Cow::Owned(joined.join("/")))
+}
+
+/// [`canonical_path`] for any input, check by check.
+fn canonical_any(raw: &str) -> Result<String, PathRejection> {
     if raw.is_empty() {
         return Err(reject("path.empty", "the path is empty"));
     }
@@ -287,6 +349,56 @@ mod tests {
             let stem = segment.split('.').next().unwrap_or(&segment).trim_end_matches(' ');
             prop_assert_eq!(is_device_name(&segment), is_device_name_unicode(stem), "{:?}", segment);
         }
+    }
+
+    /// Characters that make up the paths the fast path must get right: every byte a
+    /// check is about, separators, dots, device-name letters, and a few non-ASCII ones.
+    fn path_char() -> impl Strategy<Value = char> {
+        prop_oneof![
+            4 => prop::sample::select(vec![
+                'a', 'b', 'c', 'o', 'n', 'N', 'u', 'l', 'g', 'i', 't', 'G', 'T', 'x', '1', '0',
+            ]),
+            3 => prop::sample::select(vec!['/', '\\', '.', ' ']),
+            2 => prop::sample::select(vec![
+                ':', '<', '>', '"', '|', '?', '*', '%', '~', '$', 'f', 'F', '\0', '\t', '\x7f',
+            ]),
+            1 => any::<char>(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        /// The one-pass ASCII path answers as the full checks do, and takes every ASCII
+        /// path without a `%` that they accept.
+        #[test]
+        fn the_ascii_fast_path_agrees_with_the_full_checks(
+            chars in prop::collection::vec(path_char(), 0..24)
+        ) {
+            let raw: String = chars.into_iter().collect();
+            let full = canonical_any(&raw);
+            match canonical_ascii(&raw) {
+                Some(fast) => prop_assert_eq!(Ok(fast.into_owned()), full, "{:?}", raw),
+                None => prop_assert!(
+                    full.is_err() || !raw.is_ascii() || raw.contains('%'),
+                    "{:?} fell to the slow path though it is plain ASCII", raw
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn an_already_canonical_path_is_borrowed() {
+        assert!(matches!(
+            canonical_path_cow("src/lib.rs"),
+            Ok(Cow::Borrowed("src/lib.rs"))
+        ));
+        assert!(
+            matches!(canonical_path_cow("./src/lib.rs"), Ok(Cow::Owned(s)) if s == "src/lib.rs")
+        );
+        assert!(
+            matches!(canonical_path_cow("src\\lib.rs"), Ok(Cow::Owned(s)) if s == "src/lib.rs")
+        );
+        assert!(matches!(canonical_path_cow("src/"), Ok(Cow::Owned(s)) if s == "src"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The evaluator: pure, no I/O. canonicalise → index → conditions → decision.
 
-use crate::canon::canonical_path;
+use crate::canon::{canonical_path, canonical_path_cow};
 use crate::decision::*;
 use crate::ir::{Clause, CompiledRule, Cond, Val};
 use crate::policy::PolicySet;
@@ -140,8 +140,9 @@ fn decide_outside(set: &PolicySet, req: &Request, opts: EvalOptions) -> Decision
 /// Canonicalises the subject in place; `Some` when it must be rejected outright.
 pub(crate) fn canonicalise(req: &mut Request) -> Option<Rejection> {
     match &mut req.kind {
-        RequestKind::Path(p) => match canonical_path(&p.path) {
-            Ok(c) => {
+        RequestKind::Path(p) => match canonical_path_cow(&p.path) {
+            Ok(std::borrow::Cow::Borrowed(_)) => None,
+            Ok(std::borrow::Cow::Owned(c)) => {
                 p.path = c;
                 None
             }
