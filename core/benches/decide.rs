@@ -37,7 +37,7 @@ use contextos_core::{
     build, BuildOptions, Decision, Effect, EvalOptions, Layer, PathOp, PolicySet, PolicySource,
     Request, RequestKind, ShellOptions,
 };
-use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{black_box, criterion_group, BenchmarkId, Criterion, Throughput};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -693,4 +693,40 @@ criterion_group!(
     bench_compile,
     parse_throughput
 );
-criterion_main!(benches);
+/// `DECIDE_BENCH_REPEAT=GROUP/N/ROUNDS` (`exec/10000/200`): instead of the criterion
+/// groups, decide the `decide_GROUP/N` mix ROUNDS times over, untimed, for an instruction
+/// count under callgrind (`--toggle-collect=contextos_core::eval::decide`), which does
+/// not move with the load of a shared machine as wall time does.
+fn repeat(spec: &str) {
+    let parts: Vec<&str> = spec.split('/').collect();
+    let [group, n, rounds] = parts.as_slice() else {
+        panic!("DECIDE_BENCH_REPEAT={spec}: expected GROUP/N/ROUNDS");
+    };
+    let (n, rounds): (usize, usize) = (n.parse().unwrap(), rounds.parse().unwrap());
+    let (rule, cases): (fn(usize) -> String, Vec<Case>) = match *group {
+        "path" => (path_rule, path_cases()),
+        "exec" => (exec_rule, exec_cases()),
+        other => panic!("DECIDE_BENCH_REPEAT: no group {other:?} (path, exec)"),
+    };
+    let set = compile_one(&format!("decide_{group}-{n}.policy"), &generate(n, rule));
+    check(&set, &cases, &format!("decide_{group}/{n}"));
+    for _ in 0..rounds {
+        for c in &cases {
+            black_box(set.decide(black_box(&c.req), EvalOptions::default()));
+        }
+    }
+    println!(
+        "decide_{group}/{n}: {} decisions after the check's {}",
+        rounds * cases.len(),
+        cases.len()
+    );
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("DECIDE_BENCH_REPEAT") {
+        repeat(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
