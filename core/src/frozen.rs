@@ -350,23 +350,38 @@ impl Trie {
         let b = self.bytes.as_slice();
         let table = n.0 + 8 + usize_at(b, n.0 + 4)?;
         let count = usize_at(b, table)?;
-        let entry = |i: usize| -> Option<(&[u8], usize)> {
-            let e = table + 4 + i.checked_mul(12)?;
-            let (k_at, k_len, child) = (usize_at(b, e)?, usize_at(b, e + 4)?, usize_at(b, e + 8)?);
-            Some((b.get(k_at..k_at.checked_add(k_len)?)?, child))
-        };
+        // The whole entry table bounds-checked once; each probe then reads its 12 bytes.
+        let entries = b.get(table + 4..(table + 4).checked_add(count.checked_mul(12)?)?)?;
+        let key = key.as_bytes();
         let (mut lo, mut hi) = (0usize, count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let (k, child) = entry(mid)?;
-            match k.cmp(key.as_bytes()) {
-                std::cmp::Ordering::Equal => return Some(Node(child)),
+            let e = entries.get(mid * 12..mid * 12 + 12)?;
+            let field = |i: usize| -> Option<usize> {
+                let w = <[u8; 4]>::try_from(e.get(i..i + 4)?).ok()?;
+                usize::try_from(u32::from_le_bytes(w)).ok()
+            };
+            let k_at = field(0)?;
+            let k = b.get(k_at..k_at.checked_add(field(4)?)?)?;
+            match compare_short(k, key) {
+                std::cmp::Ordering::Equal => return field(8).map(Node),
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
             }
         }
         None
     }
+}
+
+/// `a.cmp(b)` for the short keys of a trie (path segments, argv words), inline: a call
+/// to `memcmp` per probe cost more than the compare itself.
+fn compare_short(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// Appends `v` as a u32 (rule indices and counts in payloads).
