@@ -183,14 +183,84 @@ impl SimpleGlob {
         if !s.is_ascii() {
             return None;
         }
-        let text: Vec<char> = s.chars().collect();
+        // ASCII text and an ASCII pattern: a byte is a character.
+        let text = s.as_bytes();
+        if let Some(hit) = self.one_run_match(text) {
+            return Some(hit);
+        }
         // memo[t * (n + 1) + p]: 0 unknown, 1 no, 2 yes — keeps the backtracking linear
-        // in tokens × positions.
-        let mut memo = vec![0u8; (self.0.len() + 1) * (text.len() + 1)];
-        Some(self.at(0, 0, &text, &mut memo))
+        // in tokens × positions. Small enough for the stack for the words and paths of
+        // nearly every request.
+        let size = (self.0.len() + 1) * (text.len() + 1);
+        let mut on_stack = [0u8; 512];
+        let mut on_heap = Vec::new();
+        let memo = match on_stack.get_mut(..size) {
+            Some(m) => m,
+            None => {
+                on_heap.resize(size, 0u8);
+                on_heap.as_mut_slice()
+            }
+        };
+        Some(self.at(0, 0, text, memo))
     }
 
-    fn at(&self, t: usize, p: usize, s: &[char], memo: &mut [u8]) -> bool {
+    /// A glob with at most one run token and that one a `*` (`deploy-*`, `*.sh`, `id_*`,
+    /// `--force`): the one-character tokens before the run match the text's start, those
+    /// after it its end, and the run what lies between — nothing to backtrack over.
+    /// `None` for any other shape.
+    fn one_run_match(&self, s: &[u8]) -> Option<bool> {
+        let fixed = |t: &Tok| matches!(t, Tok::Lit(_) | Tok::One | Tok::Class(_) | Tok::AnyOne);
+        let toks = self.0.as_slice();
+        let (head, run, tail) = match toks.iter().position(|t| !fixed(t)) {
+            None => (toks, None, &[][..]),
+            Some(i) => {
+                let run = toks
+                    .get(i)
+                    .copied()
+                    .filter(|t| matches!(t, Tok::Star | Tok::AnyRun))?;
+                let tail = toks.get(i + 1..).unwrap_or_default();
+                if !tail.iter().all(fixed) {
+                    return None;
+                }
+                (toks.get(..i).unwrap_or_default(), Some(run), tail)
+            }
+        };
+        let all_one = |ts: &[Tok], cs: &[u8]| ts.iter().zip(cs).all(|(t, c)| self.one(*t, *c));
+        Some(match run {
+            None => head.len() == s.len() && all_one(head, s),
+            Some(run) => {
+                s.len() >= head.len() + tail.len() && {
+                    let (start, rest) = s.split_at(head.len());
+                    let (middle, end) = rest.split_at(rest.len() - tail.len());
+                    all_one(head, start)
+                        && all_one(tail, end)
+                        && (run == Tok::AnyRun || !middle.contains(&b'/'))
+                }
+            }
+        })
+    }
+
+    /// Whether a one-character token matches the character `c`.
+    fn one(&self, t: Tok, c: u8) -> bool {
+        match t {
+            Tok::Lit(l) => u32::from(l) == u32::from(c),
+            Tok::One => c != b'/',
+            Tok::AnyOne => true,
+            Tok::Class(k) => self.in_class(k, c),
+            Tok::Star | Tok::All | Tok::RecPrefix | Tok::RecSuffix | Tok::RecMid | Tok::AnyRun => {
+                false
+            }
+        }
+    }
+
+    fn in_class(&self, k: usize, c: u8) -> bool {
+        let c = char::from(c);
+        self.1
+            .get(k)
+            .is_some_and(|ranges| ranges.iter().any(|(lo, hi)| (lo..=hi).contains(&&c)))
+    }
+
+    fn at(&self, t: usize, p: usize, s: &[u8], memo: &mut [u8]) -> bool {
         let key = t * (s.len() + 1) + p;
         match memo.get(key) {
             Some(1) => return false,
@@ -200,38 +270,30 @@ impl SimpleGlob {
         let rest = s.get(p..).unwrap_or_default();
         let hit = match self.0.get(t) {
             None => rest.is_empty(),
-            Some(Tok::Lit(c)) => rest.first() == Some(c) && self.at(t + 1, p + 1, s, memo),
-            Some(Tok::One) => {
-                rest.first().is_some_and(|c| *c != '/') && self.at(t + 1, p + 1, s, memo)
-            }
-            Some(Tok::Class(k)) => {
-                let ranges = self.1.get(*k).map(Vec::as_slice).unwrap_or_default();
-                rest.first()
-                    .is_some_and(|c| ranges.iter().any(|(lo, hi)| (lo..=hi).contains(&c)))
-                    && self.at(t + 1, p + 1, s, memo)
+            Some(&tok @ (Tok::Lit(_) | Tok::One | Tok::Class(_) | Tok::AnyOne)) => {
+                rest.first().is_some_and(|c| self.one(tok, *c)) && self.at(t + 1, p + 1, s, memo)
             }
             Some(Tok::Star) => {
-                let run = rest.iter().take_while(|c| **c != '/').count();
+                let run = rest.iter().take_while(|c| **c != b'/').count();
                 (0..=run).any(|k| self.at(t + 1, p + k, s, memo))
             }
             Some(Tok::All | Tok::AnyRun) => {
                 (0..=rest.len()).any(|k| self.at(t + 1, p + k, s, memo))
             }
-            Some(Tok::AnyOne) => !rest.is_empty() && self.at(t + 1, p + 1, s, memo),
             Some(Tok::RecPrefix) => {
                 self.at(t + 1, p, s, memo)
                     || (0..rest.len())
-                        .filter(|k| rest.get(*k) == Some(&'/'))
+                        .filter(|k| rest.get(*k) == Some(&b'/'))
                         .any(|k| self.at(t + 1, p + k + 1, s, memo))
             }
             Some(Tok::RecSuffix) => {
-                rest.first() == Some(&'/')
+                rest.first() == Some(&b'/')
                     && (1..=rest.len()).any(|k| self.at(t + 1, p + k, s, memo))
             }
             Some(Tok::RecMid) => {
-                rest.first() == Some(&'/')
+                rest.first() == Some(&b'/')
                     && (0..rest.len())
-                        .filter(|k| rest.get(*k) == Some(&'/'))
+                        .filter(|k| rest.get(*k) == Some(&b'/'))
                         .any(|k| self.at(t + 1, p + k + 1, s, memo))
             }
         };
