@@ -267,14 +267,19 @@ pub(crate) fn finish<'a>(
             .flat_map(|r| r.obligations.iter().cloned())
             .collect(),
     };
-    let (decided, overruled): (Vec<&CompiledRule>, Vec<&CompiledRule>) =
-        matched.into_iter().partition(|r| r.effect == verdict);
+    let hits = |deciding: bool| {
+        matched
+            .iter()
+            .filter(|r| (r.effect == verdict) == deciding)
+            .map(|r| RuleHit::of(r))
+            .collect()
+    };
     Decision {
         domain: req.domain(),
         verdict,
+        decided_by: hits(true),
+        overruled: hits(false),
         request: req,
-        decided_by: decided.into_iter().map(RuleHit::of).collect(),
-        overruled: overruled.into_iter().map(RuleHit::of).collect(),
         default_applied,
         obligations,
         rejection: None,

@@ -14,7 +14,7 @@ use crate::ir::ALL_OPS;
 use crate::request::{Domain, NetOp, PathOp, Request, RequestKind};
 use crate::rules::{Head, Rules, DAMAGED};
 use contextos_grammar::ast::Effect;
-use globset::{GlobSet, GlobSetBuilder};
+use globset::{Candidate, GlobSet, GlobSetBuilder};
 use std::sync::{Arc, OnceLock};
 
 /// The tries of one index, in a fixed order: the sections of a snapshot.
@@ -169,7 +169,8 @@ impl Index {
     /// Candidate rule indices for a request, sorted and de-duplicated ([`DAMAGED`] among
     /// them when a node on the way does not decode).
     pub fn candidates(&self, rules: &Rules, req: &Request) -> Vec<usize> {
-        let mut out = Vec::new();
+        // Room for the few candidates of a typical request, so the vector grows once.
+        let mut out = Vec::with_capacity(16);
         match &req.kind {
             RequestKind::Path(p) => {
                 self.glob_index(rules, Slot::Path(p.op))
@@ -193,13 +194,12 @@ impl Index {
                 .candidates(&crate::request::McpRequest::subject(m), &mut out),
             RequestKind::Exec(e) => {
                 let exec = self.exec_index(rules);
-                let mut words: Vec<&str> = e.argv.iter().map(String::as_str).collect();
-                exec.walk(&words, &mut out);
-                if let Some(first) = words.first_mut() {
+                let words = || e.argv.iter().map(String::as_str);
+                exec.walk(words(), &mut out);
+                if let Some(first) = e.argv.first() {
                     let base = contextos_shell::basename(first);
-                    if base != *first {
-                        *first = base;
-                        exec.walk(&words, &mut out);
+                    if base != first {
+                        exec.walk(std::iter::once(base).chain(words().skip(1)), &mut out);
                     }
                 }
             }
@@ -322,14 +322,28 @@ impl NodeSet {
         }
     }
 
-    fn candidates(&self, subject: &str, out: &mut Vec<usize>) {
+    /// `subject` is the request's subject, `seen` its globset form, made at the first
+    /// node that has globs and shared by the nodes after it (it splits off the file name
+    /// and extension), `hits` scratch space for the set's matches.
+    fn candidates<'s>(
+        &self,
+        subject: &'s str,
+        seen: &mut Option<Candidate<'s>>,
+        hits: &mut Vec<usize>,
+        out: &mut Vec<usize>,
+    ) {
         if self.damaged {
             out.push(DAMAGED);
         }
+        if self.globs.is_empty() {
+            return;
+        }
         match &self.set {
             Ok(set) => {
-                for m in set.matches(subject) {
-                    if let Some((rule, _)) = self.owners.get(m) {
+                let candidate = seen.get_or_insert_with(|| Candidate::new(subject));
+                set.matches_candidate_into(candidate, hits);
+                for m in hits.iter() {
+                    if let Some((rule, _)) = self.owners.get(*m) {
                         out.push(*rule);
                     }
                 }
@@ -429,9 +443,10 @@ impl GlobIndex {
         };
         let mut node = trie.root();
         let mut segments = subject.split('/');
+        let (mut seen, mut hits) = (None, Vec::new());
         loop {
             match self.node(trie, node) {
-                Some(set) => set.candidates(subject, out),
+                Some(set) => set.candidates(subject, &mut seen, &mut hits, out),
                 None => out.push(DAMAGED),
             }
             match segments.next().and_then(|seg| trie.child(node, seg)) {
@@ -488,7 +503,7 @@ struct ArgvTrie {
 }
 
 impl ArgvTrie {
-    fn walk(&self, words: &[&str], out: &mut Vec<usize>) {
+    fn walk<'w>(&self, words: impl Iterator<Item = &'w str>, out: &mut Vec<usize>) {
         let Some(trie) = &self.trie else {
             out.push(DAMAGED);
             return;
