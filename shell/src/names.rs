@@ -4,7 +4,11 @@
 /// The last `/`-separated component of a program path: policies name programs, not
 /// where they are installed (`/usr/bin/rm` is `rm`).
 pub fn basename(program: &str) -> &str {
-    program.rsplit('/').next().unwrap_or(program)
+    // Asked of argv[0] in every exec decision: a byte scan, not a split iterator.
+    match program.bytes().rposition(|b| b == b'/') {
+        Some(slash) => program.get(slash + 1..).unwrap_or_default(),
+        None => program,
+    }
 }
 
 /// A byte that may start a shell variable name.
