@@ -411,7 +411,10 @@ impl Trie {
             usize::try_from(u32::from_le_bytes(w)).ok()
         };
         let k_at = field(0)?;
-        let k = self.bytes.as_slice().get(k_at..k_at.checked_add(field(4)?)?)?;
+        let k = self
+            .bytes
+            .as_slice()
+            .get(k_at..k_at.checked_add(field(4)?)?)?;
         Some((k, field(8)?))
     }
 
@@ -527,14 +530,25 @@ mod tests {
         // later ones by the root's map.
         for round in 0..3 {
             for k in &asked {
-                for path in [vec![k.as_str()], vec![k.as_str(), "push"], vec![k.as_str(), "pull"]] {
+                for path in [
+                    vec![k.as_str()],
+                    vec![k.as_str(), "push"],
+                    vec![k.as_str(), "pull"],
+                ] {
                     assert_eq!(found(&path), filed(&path), "round {round}: {path:?}");
                 }
             }
         }
-        let maps = trie.wide.maps.get().expect("the trie served enough lookups");
+        let maps = trie
+            .wide
+            .maps
+            .get()
+            .expect("the trie served enough lookups");
         let root = trie.ordinal(trie.root()).unwrap();
-        assert!(maps[root].get().is_some_and(Option::is_some), "the root has no map");
+        assert!(
+            maps[root].get().is_some_and(Option::is_some),
+            "the root has no map"
+        );
     }
 
     /// The layout written the plain way, a map per node filled as the paths come: what
