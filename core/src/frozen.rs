@@ -22,7 +22,7 @@
 //! child  := key_offset | key_len | node_offset      (sorted by key bytes)
 //! ```
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 const MAGIC: &[u8; 4] = b"CTXT";
 
@@ -269,6 +269,37 @@ pub(crate) struct Trie {
     nodes: usize,
     root: usize,
     extra: (usize, usize),
+    wide: WideNodes,
+}
+
+/// Lookups a trie serves by binary search before its wide nodes get hash maps: a
+/// one-shot process (a hook) looks up a handful of keys and never pays for a map, a
+/// long-lived one (an MCP server, an embedding tool) soon does.
+const WIDE_AFTER: u32 = 64;
+
+/// Children from which a node is wide. A root of 10,000 exec rules (`tool0` …
+/// `tool9999`) took 14 probes per lookup, the largest share of an exec decision.
+const WIDE_CHILDREN: usize = 64;
+
+/// The hash maps of a trie's wide nodes, by node ordinal, each built on first use.
+#[derive(Debug, Default)]
+struct WideNodes {
+    asked: std::sync::atomic::AtomicU32,
+    /// `None` in a cell: the node is narrow, or an entry did not decode (binary search
+    /// then answers, as it always can).
+    maps: OnceLock<Box<[OnceLock<Option<ChildMap>>]>>,
+}
+
+/// foldhash: std's SipHash over a short key cost about what the 14 probes it replaced
+/// did; keys come from the policy's own trie, not from an adversary picking collisions
+/// against a process's fixed seed (foldhash seeds per process).
+type ChildMap = std::collections::HashMap<Box<[u8]>, usize, foldhash::fast::RandomState>;
+
+impl Clone for WideNodes {
+    /// A copy starts counting afresh: the maps are a cache, not part of the trie.
+    fn clone(&self) -> Self {
+        WideNodes::default()
+    }
 }
 
 /// A node of a [`Trie`]: its offset in the trie's bytes.
@@ -297,6 +328,7 @@ impl Trie {
             nodes,
             root,
             extra,
+            wide: WideNodes::default(),
         })
     }
 
@@ -345,31 +377,87 @@ impl Trie {
             .collect()
     }
 
-    /// The child under `key`, found by binary search.
+    /// The child under `key`: from the node's hash map when it is wide and the trie has
+    /// served [`WIDE_AFTER`] lookups, otherwise by binary search.
     pub(crate) fn child(&self, n: Node, key: &str) -> Option<Node> {
-        let b = self.bytes.as_slice();
-        let table = n.0 + 8 + usize_at(b, n.0 + 4)?;
-        let count = usize_at(b, table)?;
-        // The whole entry table bounds-checked once; each probe then reads its 12 bytes.
-        let entries = b.get(table + 4..(table + 4).checked_add(count.checked_mul(12)?)?)?;
         let key = key.as_bytes();
-        let (mut lo, mut hi) = (0usize, count);
+        if let Some(map) = self.wide_map(n) {
+            return map.get(key).map(|c| Node(*c));
+        }
+        let entries = self.entries(n)?;
+        let (mut lo, mut hi) = (0usize, entries.len() / 12);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let e = entries.get(mid * 12..mid * 12 + 12)?;
-            let field = |i: usize| -> Option<usize> {
-                let w = <[u8; 4]>::try_from(e.get(i..i + 4)?).ok()?;
-                usize::try_from(u32::from_le_bytes(w)).ok()
-            };
-            let k_at = field(0)?;
-            let k = b.get(k_at..k_at.checked_add(field(4)?)?)?;
+            let (k, child) = self.entry(entries, mid)?;
             match compare_short(k, key) {
-                std::cmp::Ordering::Equal => return field(8).map(Node),
+                std::cmp::Ordering::Equal => return Some(Node(child)),
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
             }
         }
         None
+    }
+
+    /// The node's child table, bounds-checked once: 12 bytes per child.
+    fn entries(&self, n: Node) -> Option<&[u8]> {
+        let b = self.bytes.as_slice();
+        let table = n.0 + 8 + usize_at(b, n.0 + 4)?;
+        let count = usize_at(b, table)?;
+        b.get(table + 4..(table + 4).checked_add(count.checked_mul(12)?)?)
+    }
+
+    /// The `i`th child of a child table: its key and node offset.
+    fn entry<'t>(&'t self, entries: &[u8], i: usize) -> Option<(&'t [u8], usize)> {
+        let e = entries.get(i * 12..i * 12 + 12)?;
+        let field = |at: usize| -> Option<usize> {
+            let w = <[u8; 4]>::try_from(e.get(at..at + 4)?).ok()?;
+            usize::try_from(u32::from_le_bytes(w)).ok()
+        };
+        let k_at = field(0)?;
+        let k = self
+            .bytes
+            .as_slice()
+            .get(k_at..k_at.checked_add(field(4)?)?)?;
+        Some((k, field(8)?))
+    }
+
+    fn wide_map(&self, n: Node) -> Option<&ChildMap> {
+        let maps = match self.wide.maps.get() {
+            Some(maps) => maps,
+            None => {
+                let asked = self
+                    .wide
+                    .asked
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if asked < WIDE_AFTER {
+                    return None;
+                }
+                self.wide
+                    .maps
+                    .get_or_init(|| (0..self.nodes).map(|_| OnceLock::new()).collect())
+            }
+        };
+        maps.get(self.ordinal(n)?)?
+            .get_or_init(|| self.child_map(n))
+            .as_ref()
+    }
+
+    /// The map of a wide node's children; `None` for a narrow node, or when an entry
+    /// does not decode or a key repeats (binary search answers those as before).
+    fn child_map(&self, n: Node) -> Option<ChildMap> {
+        let entries = self.entries(n)?;
+        let count = entries.len() / 12;
+        if count < WIDE_CHILDREN {
+            return None;
+        }
+        let mut map = ChildMap::with_capacity_and_hasher(count, Default::default());
+        for i in 0..count {
+            let (k, child) = self.entry(entries, i)?;
+            if map.insert(k.into(), child).is_some() {
+                return None;
+            }
+        }
+        Some(map)
     }
 }
 
@@ -409,6 +497,61 @@ mod tests {
             });
         }
         Trie::open(Bytes::new(Arc::new(b.freeze(b"extra").unwrap()))).unwrap()
+    }
+
+    /// A wide node's map answers every lookup as binary search did: hits at every depth,
+    /// misses before, between and after the keys, and keys that are prefixes of others.
+    #[test]
+    fn a_wide_node_answers_from_its_map_as_binary_search_does() {
+        let names: Vec<String> = (0..300).map(|i| format!("tool{i}")).collect();
+        let mut paths: Vec<(Vec<&str>, u32)> = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            paths.push((vec![n.as_str()], i as u32));
+            paths.push((vec![n.as_str(), "push"], 1000 + i as u32));
+        }
+        let refs: Vec<(&[&str], u32)> = paths.iter().map(|(p, v)| (p.as_slice(), *v)).collect();
+        let trie = build(&refs);
+        let asked: Vec<String> = names
+            .iter()
+            .cloned()
+            .chain(["", "a", "tool", "tool3000", "tool29x", "zzz", "tool1 "].map(String::from))
+            .collect();
+        let found = |path: &[&str]| {
+            let mut node = trie.root();
+            for k in path {
+                node = trie.child(node, k)?;
+            }
+            Some(trie.payload(node).to_vec())
+        };
+        let filed = |path: &[&str]| {
+            paths
+                .iter()
+                .find(|(p, _)| p.as_slice() == path)
+                .map(|(_, v)| v.to_le_bytes().to_vec())
+        };
+        // The first round is answered by binary search until `WIDE_AFTER` lookups, the
+        // later ones by the root's map.
+        for round in 0..3 {
+            for k in &asked {
+                for path in [
+                    vec![k.as_str()],
+                    vec![k.as_str(), "push"],
+                    vec![k.as_str(), "pull"],
+                ] {
+                    assert_eq!(found(&path), filed(&path), "round {round}: {path:?}");
+                }
+            }
+        }
+        let maps = trie
+            .wide
+            .maps
+            .get()
+            .expect("the trie served enough lookups");
+        let root = trie.ordinal(trie.root()).unwrap();
+        assert!(
+            maps[root].get().is_some_and(Option::is_some),
+            "the root has no map"
+        );
     }
 
     /// The layout written the plain way, a map per node filled as the paths come: what
