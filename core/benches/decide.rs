@@ -17,6 +17,10 @@
 //! fixed mix of requests, so criterion's estimate is the mean per-decision time over the
 //! mix. Before criterion runs, `decide_path` and `decide_exec` also print true
 //! per-decision percentiles (p50/p90/p99 of individually timed decisions).
+//!
+//! With `DECIDE_BENCH_REPEAT=GROUP/N/ROUNDS` set, the binary runs no criterion group: it
+//! decides one mix ROUNDS times, untimed, for counting instructions under callgrind (see
+//! [`repeat`] and the benchmarks chapter).
 #![expect(
     clippy::disallowed_methods,
     reason = "a benchmark reads the clock; the purity boundary is for the library"
