@@ -73,15 +73,15 @@ fn canonical_ascii(raw: &str) -> Option<Cow<'_, str>> {
             Class::Separator => {
                 let plain = segment_is_plain(b.get(start..i)?)?;
                 as_is &= plain && c == b'/';
-                segments += usize::from(!matches!(b.get(start..i)?, [] | [b'.']));
+                segments += usize::from(plain);
                 start = i + 1;
             }
             Class::Refer => return None,
         }
     }
-    let last = b.get(start..)?;
-    as_is &= segment_is_plain(last)?;
-    segments += usize::from(!matches!(last, [] | [b'.']));
+    let last = segment_is_plain(b.get(start..)?)?;
+    as_is &= last;
+    segments += usize::from(last);
     if segments == 0 {
         return None;
     }
